@@ -1,0 +1,14 @@
+"""Build the compiled trial loop; all metadata lives in pyproject.toml."""
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+# -O3 vectorizes the inner loops; -fno-math-errno lets libm calls be inlined without
+# touching NaN/inf semantics (no -ffast-math: divergence detection relies on isfinite).
+kernel = Extension(
+    "sklearn_ga._kernel",
+    ["sklearn_ga/_kernel.pyx"],
+    extra_compile_args=["-O3", "-fno-math-errno"],
+)
+
+setup(ext_modules=cythonize([kernel], compiler_directives={"language_level": "3"}))

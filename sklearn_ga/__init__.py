@@ -1,0 +1,15 @@
+"""sklearn-ga: the general additive on-line learners of Kivinen & Warmuth.
+
+GARegressor and GAClassifier run GA(psi, phi, Theta, eta): weights psi(Theta),
+predictions phi(psi(Theta) x), and the update Theta <- Theta - eta (y_hat - y) x^T
+whose loss is the matching loss of phi. See the README and doc/ for the guide.
+"""
+
+from ._classifier import GAClassifier
+from ._phi import PHI
+from ._psi import PSI
+from ._regressor import GARegressor
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["GAClassifier", "GARegressor", "PHI", "PSI", "__version__"]

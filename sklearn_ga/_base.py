@@ -1,0 +1,212 @@
+"""Shared core of the GA estimators: validation, the epoch loop and the kernel call.
+
+The regressor and the classifier differ only in how targets are encoded
+(``_encode_targets``), how activations become outputs, and their tags.
+"""
+
+import functools
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._kernel import Status, TrialLoop
+from ._phi import PHI
+from ._psi import PSI
+
+
+def _atomic(method):
+    """Restore the estimator's attributes if ``method`` raises.
+
+    Fitted arrays are never modified in place (the kernel works on copies that are
+    assigned on success), so a shallow copy of ``__dict__`` is a complete snapshot.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return wrapper
+
+
+class BaseGA(BaseEstimator):
+    """Base class of the general additive estimators (not for direct use)."""
+
+    _parameter_constraints = {
+        "psi": [StrOptions(set(PSI))],
+        "eta": [Interval(Real, 0, None, closed="neither")],
+        "U": [Interval(Real, 0, None, closed="neither")],
+        "p": [Interval(Real, 2, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, None, None, closed="neither"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    # -- hooks of the subclasses -------------------------------------------------
+
+    # Keyword arguments of ``validate_data`` for y.
+    _target_validation = {}
+
+    def _encode_targets(self, y, *, first_call, classes=None):
+        """Return targets as a float64 (m, k) C-array for the kernel."""
+        raise NotImplementedError
+
+    # -- fitting -------------------------------------------------------------------
+
+    def _validate_training_data(self, X, y, sample_weight, *, first_call, classes):
+        X, y = validate_data(
+            self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
+            order="C", **self._target_validation,
+        )
+        Y = self._encode_targets(y, first_call=first_call, classes=classes)
+        PHI[self.phi].check_targets(Y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+        return X, Y, sample_weight
+
+    def _run(self, X, Y, sample_weight, *, first_call, epochs):
+        """Run the trial loop and set the fitted attributes.
+
+        ``epochs=True`` runs ``fit``'s epochs (shuffling, stopping on ``tol``);
+        otherwise one in-order pass, the on-line algorithm of the papers.
+        """
+        n_epochs = self.max_iter if epochs else 1
+        stop_on_tol = epochs and self.tol is not None
+        k, n = Y.shape[1], X.shape[1]
+        if first_call:
+            theta, intercept = np.zeros((k, n)), np.zeros(k)
+            t, cumulative_loss = 0, 0.0
+        else:
+            theta, intercept = self.theta_.copy(), self.intercept_.copy()
+            t, cumulative_loss = self.t_, self.cumulative_loss_
+        loop = TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
+                         float(self.eta), float(self.U), float(self.p),
+                         bool(self.fit_intercept))
+        weights = (np.empty(0) if sample_weight is None
+                   else np.ascontiguousarray(sample_weight, dtype=np.float64))
+        if sp.issparse(X):
+            indices, indptr = X.indices, X.indptr
+            if indices.dtype != indptr.dtype:
+                indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+
+            def run_epoch(order):
+                return loop.run_csr(X.data, indices, indptr, Y, weights, order)
+        else:
+
+            def run_epoch(order):
+                return loop.run_dense(X, Y, weights, order)
+
+        m = X.shape[0]
+        in_order = np.arange(m, dtype=np.intp)
+        rng = check_random_state(self.random_state)
+        best_loss, no_improvement, epoch = np.inf, 0, 0
+        for epoch in range(1, n_epochs + 1):
+            order = (rng.permutation(m).astype(np.intp) if epochs and self.shuffle
+                     else in_order)
+            status, trials, epoch_loss = run_epoch(order)
+            if status != Status.OK:
+                raise ValueError(
+                    f"{type(self).__name__} diverged at trial {t + trials + 1} "
+                    f"(eta={self.eta!r}, psi={self.psi!r}, phi={self.phi!r}): the "
+                    "parameters or the predictions stopped being finite. Use a smaller "
+                    "eta, or scale the inputs (e.g. with StandardScaler); the model "
+                    "was left as it was before this call."
+                )
+            t += m
+            cumulative_loss += epoch_loss
+            if self.verbose:
+                print(f"-- Epoch {epoch}: loss {epoch_loss / m:.6g} per trial, "
+                      f"trials seen {t}")
+            if stop_on_tol:
+                no_improvement = (no_improvement + 1
+                                  if epoch_loss > best_loss - self.tol * m else 0)
+                best_loss = min(best_loss, epoch_loss)
+                if no_improvement >= self.n_iter_no_change:
+                    break
+        else:
+            if stop_on_tol:
+                warnings.warn(
+                    f"Maximum number of iterations ({n_epochs}) reached before the "
+                    "on-line loss stopped improving; consider increasing max_iter.",
+                    ConvergenceWarning,
+                )
+        self.theta_ = theta
+        self.intercept_ = intercept
+        self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, self.U, self.p))
+        self.n_iter_ = epoch
+        self.t_ = t
+        self.cumulative_loss_ = float(cumulative_loss)
+        return self
+
+    def _fit(self, X, y, sample_weight, *, classes=None):
+        first_call = not (self.warm_start and hasattr(self, "theta_"))
+        X, Y, sample_weight = self._validate_training_data(
+            X, y, sample_weight, first_call=first_call, classes=classes
+        )
+        return self._run(X, Y, sample_weight, first_call=first_call, epochs=True)
+
+    def _partial_fit(self, X, y, sample_weight, *, classes=None):
+        first_call = not hasattr(self, "theta_")
+        X, Y, sample_weight = self._validate_training_data(
+            X, y, sample_weight, first_call=first_call, classes=classes
+        )
+        return self._run(X, Y, sample_weight, first_call=first_call, epochs=False)
+
+    # -- prediction ----------------------------------------------------------------
+
+    def _activations(self, X):
+        """Linear activations A = X psi(Theta)^T + b, shape (m, k)."""
+        check_is_fitted(self, "theta_")
+        X = validate_data(self, X, reset=False, accept_sparse="csr",
+                          dtype=np.float64)
+        weights = self.coef_.reshape(self.theta_.shape)
+        A = np.asarray(X @ weights.T) + self.intercept_
+        if not np.all(np.isfinite(A)):
+            raise ValueError(
+                f"The activations of {type(self).__name__} overflowed on this input "
+                "(the inputs are too large for the learned weights); scale the inputs "
+                "as they were scaled during training."
+            )
+        return A
+
+    def _outputs(self, A):
+        """phi(A), checked to be finite (phi='exp' can overflow)."""
+        Y = PHI[self.phi].transfer(A)
+        if not np.all(np.isfinite(Y)):
+            raise ValueError(
+                f"The predictions of {type(self).__name__} overflowed (phi="
+                f"{self.phi!r}); the inputs are far outside the training range."
+            )
+        return Y
+
+    def _shape_coef(self, weights):
+        return weights
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def fit_context(method):
+    """Validate hyper-parameters (scikit-learn's constraints), then run atomically."""
+    return _fit_context(prefer_skip_nested_validation=True)(_atomic(method))

@@ -1,0 +1,328 @@
+"""GAClassifier: the general additive algorithm for classification."""
+
+import numpy as np
+from scipy.special import expit, log_softmax, softmax
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._base import BaseGA, fit_context
+from ._phi import CLASSIFICATION_PHI
+from ._psi import PSI
+
+
+def _has_probabilities(estimator):
+    if estimator.phi == "sign":
+        raise AttributeError(
+            "phi='sign' (Perceptron / normalized Winnow) makes no probabilistic "
+            "predictions; use decision_function, or phi='logistic'."
+        )
+    return True
+
+
+class GAClassifier(ClassifierMixin, BaseGA):
+    """General additive on-line classifier GA(psi, phi, Theta, eta) of Kivinen & Warmuth.
+
+    Labels are encoded as targets in the range of phi and learned with the matching
+    loss of phi (KW01 Figure 5): ``Theta <- Theta - eta * (y_hat - y) x^T`` with
+    weights ``coef_ = psi(Theta)``.
+
+    ========== ================================ =======================================
+    phi        targets                          outputs (k)
+    ========== ================================ =======================================
+    logistic   {0, 1}; one-vs-rest if > 2       1 if binary, else one per class;
+               classes                          probabilities normalized over classes
+    softmax    one-hot rows                     one per class (multinomial)
+    tanh       {-1, +1}; one-vs-rest            as logistic; P = (1 + tanh a) / 2
+    sign       {-1, +1}; one-vs-rest            as logistic; no probabilities
+               (Perceptron with psi="identity",
+               normalized Winnow with "softmax")
+    ========== ================================ =======================================
+
+    Read more in the :ref:`User Guide <user_guide>`.
+
+    Parameters
+    ----------
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+        Parameterization function (see :class:`GARegressor`).
+    phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
+        Transfer function; its matching loss is the loss (log loss for logistic and
+        softmax; with ``"sign"`` the update is the Perceptron's: a step on mistakes,
+        where ``a = 0`` counts as a mistake).
+    eta : float, default=0.01
+        Learning rate, > 0 (for ``psi="eg_pm"``, HKW's EG± rate).
+    U : float, default=1.0
+        Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class.
+    p : float, default=2.0
+        Exponent of ``psi="pnorm"``, >= 2.
+    fit_intercept : bool, default=True
+        Whether to learn intercepts.
+    max_iter : int, default=1000
+        Maximum number of epochs in :meth:`fit`.
+    tol : float or None, default=1e-3
+        Stopping criterion of :meth:`fit` (see :class:`GARegressor`).
+    n_iter_no_change : int, default=5
+        Number of epochs without improvement before :meth:`fit` stops.
+    shuffle : bool, default=True
+        Whether :meth:`fit` shuffles the samples before each epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffling.
+    warm_start : bool, default=False
+        Whether :meth:`fit` continues from the current parameters.
+    verbose : int, default=0
+        Print the loss of each epoch.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (k, n_features)
+        The weights ``psi(theta_)``; k = 1 for binary problems except with
+        ``phi="softmax"`` (k = 2), else k = n_classes.
+    intercept_ : ndarray of shape (k,)
+        The intercepts.
+    theta_ : ndarray of shape (k, n_features)
+        The parameters Theta.
+    n_iter_ : int
+        Number of epochs run by the last call (1 for :meth:`partial_fit`).
+    t_ : int
+        Number of trials seen since the model was reset.
+    cumulative_loss_ : float
+        Sum of the matching losses of the predictions made before each update.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string feature names.
+
+    See Also
+    --------
+    GARegressor : The same algorithm for regression.
+    sklearn.linear_model.SGDClassifier : Equal to ``GAClassifier(phi="logistic")``
+        with ``loss="log_loss"``, no penalty and a constant rate.
+    sklearn.linear_model.Perceptron : Equal to ``GAClassifier(phi="sign")`` with
+        ``eta0 = 2 * eta``.
+
+    References
+    ----------
+    .. [KW01] J. Kivinen and M. K. Warmuth, "Relative loss bounds for
+       multidimensional regression problems", Machine Learning 45, 2001.
+    .. [HKW] D. P. Helmbold, J. Kivinen and M. K. Warmuth, "Relative loss bounds
+       for single neurons", IEEE Trans. Neural Networks 10(6), 1999.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn_ga import GAClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(),
+    ...                     GAClassifier(phi="softmax", eta=0.1, random_state=0))
+    >>> clf.fit(X, y).score(X, y) > 0.9
+    True
+    >>> clf.predict_proba(X[:1]).round(2)
+    array([[0.98, 0.02, 0.  ]])
+    """
+
+    _parameter_constraints = {
+        **BaseGA._parameter_constraints,
+        "phi": [StrOptions(set(CLASSIFICATION_PHI))],
+    }
+
+    _target_validation = {"multi_output": False}
+
+    def __init__(self, psi="identity", phi="logistic", *, eta=0.01, U=1.0, p=2.0,
+                 fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
+                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+        self.psi = psi
+        self.phi = phi
+        self.eta = eta
+        self.U = U
+        self.p = p
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    def _encode_targets(self, y, *, first_call, classes=None):
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        if first_call:
+            labels = np.unique(y) if classes is None else np.unique(classes)
+            if labels.shape[0] < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs at least 2 classes; got "
+                    f"{labels.shape[0]} class: {labels!r}. Pass all classes with "
+                    "partial_fit(..., classes=...)."
+                )
+        else:
+            labels = self.classes_
+            if classes is not None and not np.array_equal(np.unique(classes), labels):
+                raise ValueError(
+                    f"classes={np.unique(classes)!r} differs from the classes of the "
+                    f"first call, {labels!r}; the set of classes is fixed by the first "
+                    "call to partial_fit."
+                )
+        unseen = np.setdiff1d(y, labels)
+        if unseen.size:
+            raise ValueError(
+                f"y contains labels {unseen!r} that are not among the classes "
+                f"{labels!r}; pass every class in classes= on the first call to "
+                "partial_fit (or refit with fit)."
+            )
+        codes = np.searchsorted(labels, y)
+        k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
+        low = -1.0 if self.phi in ("tanh", "sign") else 0.0
+        Y = np.full((y.shape[0], k), low)
+        if k == 1:
+            Y[codes == 1, 0] = 1.0
+        else:
+            Y[np.arange(y.shape[0]), codes] = 1.0
+        if first_call:
+            self.classes_ = labels
+        return Y
+
+    @fit_context
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by epochs over (X, y), like ``SGDClassifier.fit``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+    @fit_context
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Run one on-line pass over (X, y) in the given order.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+        y : array-like of shape (n_samples,)
+            Class labels, all among ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes that can appear. Required on the first call, optional
+            (and checked) afterwards.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Updated estimator.
+        """
+        if not hasattr(self, "theta_") and classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit: the "
+                "classifier has to know every label in advance, e.g. "
+                "partial_fit(X, y, classes=np.unique(y_all))."
+            )
+        return self._partial_fit(X, y, sample_weight, classes=classes)
+
+    def decision_function(self, X):
+        """Confidence scores: the activations (for softmax binary, their difference).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Positive scores favour ``classes_[1]`` in the binary case.
+        """
+        A = self._activations(X)
+        if self.classes_.shape[0] == 2:
+            return A[:, 1] - A[:, 0] if A.shape[1] == 2 else A[:, 0]
+        return A
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Predicted classes.
+        """
+        scores = self.decision_function(X)
+        codes = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[codes]
+
+    @available_if(_has_probabilities)
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities of the classes, in the order of ``classes_``.
+        """
+        if self.phi == "softmax":
+            return log_softmax(self._activations(X), axis=1)
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X):
+        """Class probabilities from phi of the activations.
+
+        Logistic: ``phi(a)``; tanh: ``(1 + tanh a) / 2``; one-vs-rest outputs are
+        normalized to sum to 1; softmax: ``softmax(a)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the classes, in the order of ``classes_``.
+        """
+        A = self._activations(X)
+        if self.phi == "softmax":
+            return softmax(A, axis=1)
+        # (1 + tanh a) / 2 = logistic(2a).
+        P = expit(2.0 * A if self.phi == "tanh" else A)
+        if P.shape[1] == 1:
+            return np.hstack([1.0 - P, P])
+        total = P.sum(axis=1, keepdims=True)
+        uniform = total[:, 0] == 0
+        P[uniform] = 1.0
+        return P / np.where(uniform[:, None], P.shape[1], total)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = (
+            PSI[self.psi].constrained if self.psi in PSI else False
+        )
+        return tags

@@ -1,0 +1,247 @@
+"""GARegressor: the general additive algorithm for (multi-output) regression."""
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import StrOptions
+
+from ._base import BaseGA, fit_context
+from ._phi import PHI, REGRESSION_PHI
+from ._psi import PSI
+
+
+class GARegressor(RegressorMixin, BaseGA):
+    """General additive on-line regressor GA(psi, phi, Theta, eta) of Kivinen & Warmuth.
+
+    The model keeps a parameter matrix Theta (k x n). Its weights are
+    ``coef_ = psi(Theta)`` (row by row) and it predicts ``phi(coef_ @ x + b)``. Each
+    trial updates ``Theta <- Theta - eta * (y_hat - y) x^T``, the gradient step of the
+    matching loss of phi taken in parameter space (KW01 Figure 5, eq. 20). With
+    ``psi="identity"`` this is gradient descent (``SGDRegressor``); with
+    ``psi="eg_pm"`` it is the EG± algorithm, which excels when few of many features
+    are relevant.
+
+    Read more in the :ref:`User Guide <user_guide>`.
+
+    Parameters
+    ----------
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+        Parameterization function: ``"identity"`` (gradient descent),
+        ``"softmax"`` (EG, weights on the probability simplex), ``"eg_pm"`` (EG±,
+        signed weights of l1 norm at most ``U``; HKW §III), ``"exp"`` (EGU,
+        unnormalized positive weights), ``"pnorm"`` (p-norm algorithm).
+    phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
+            default="identity"
+        Transfer function. The loss is its matching loss (square loss for
+        ``"identity"``, relative entropy for ``"logistic"``/``"softmax"``, ...).
+        Targets must lie in its range: [0, 1] for logistic, [-1, 1] for tanh,
+        (-pi/2, pi/2) for arctan, [0, inf) for exp, rows of the simplex (2-D y) for
+        softmax.
+    eta : float, default=0.01
+        Learning rate, > 0. For ``psi="eg_pm"`` it is the rate of HKW's EG±, whose
+        parameter step is ``eta * U * (y_hat - y) x``.
+    U : float, default=1.0
+        Scale of EG± (``psi="eg_pm"``): the weights satisfy ``||w||_1 <= U``.
+        Ignored by the other parameterizations.
+    p : float, default=2.0
+        Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent; about
+        ``2 ln(n_features)`` suits sparse targets). Ignored otherwise.
+    fit_intercept : bool, default=True
+        Whether to learn an intercept b (updated by plain gradient descent).
+    max_iter : int, default=1000
+        Maximum number of passes (epochs) over the data in :meth:`fit`.
+    tol : float or None, default=1e-3
+        :meth:`fit` stops when an epoch's on-line loss does not improve on the best
+        by at least ``tol * n_samples`` for ``n_iter_no_change`` consecutive epochs.
+        ``None`` runs all ``max_iter`` epochs.
+    n_iter_no_change : int, default=5
+        Number of epochs without improvement before :meth:`fit` stops.
+    shuffle : bool, default=True
+        Whether :meth:`fit` shuffles the samples before each epoch.
+        :meth:`partial_fit` never shuffles.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffling.
+    warm_start : bool, default=False
+        Whether :meth:`fit` continues from the current parameters.
+    verbose : int, default=0
+        Print the loss of each epoch.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_outputs, n_features)
+        The weights ``psi(theta_)``.
+    intercept_ : ndarray of shape (n_outputs,)
+        The intercepts b.
+    theta_ : ndarray of shape (n_outputs, n_features)
+        The parameters Theta of the algorithm.
+    n_iter_ : int
+        Number of epochs run by the last call (1 for :meth:`partial_fit`).
+    t_ : int
+        Number of trials (samples) seen since the model was reset.
+    cumulative_loss_ : float
+        Sum over all trials seen of the (sample-weighted) matching loss of the
+        prediction made before each update: Loss_phi(GA, S) in the papers.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string feature names.
+
+    See Also
+    --------
+    GAClassifier : The same algorithm for classification.
+    sklearn.linear_model.SGDRegressor : Gradient descent for linear models; equal
+        to ``GARegressor(psi="identity", phi="identity")`` with a constant rate.
+
+    References
+    ----------
+    .. [KW01] J. Kivinen and M. K. Warmuth, "Relative loss bounds for
+       multidimensional regression problems", Machine Learning 45, 2001.
+    .. [HKW] D. P. Helmbold, J. Kivinen and M. K. Warmuth, "Relative loss bounds
+       for single neurons", IEEE Trans. Neural Networks 10(6), 1999.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ga import GARegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.choice([-1.0, 1.0], size=(2000, 50))
+    >>> y = np.tanh(X[:, 0] - X[:, 3])
+    >>> model = GARegressor(psi="eg_pm", phi="tanh", eta=0.1, U=3.0)
+    >>> model = model.partial_fit(X, y)
+    >>> print(np.round(model.coef_[[0, 3]], 1))
+    [ 1. -1.]
+    >>> model.t_
+    2000
+    """
+
+    _parameter_constraints = {
+        **BaseGA._parameter_constraints,
+        "phi": [StrOptions(set(REGRESSION_PHI))],
+    }
+
+    _target_validation = {"multi_output": True, "y_numeric": True}
+
+    def __init__(self, psi="identity", phi="identity", *, eta=0.01, U=1.0, p=2.0,
+                 fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
+                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+        self.psi = psi
+        self.phi = phi
+        self.eta = eta
+        self.U = U
+        self.p = p
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    def _encode_targets(self, y, *, first_call, classes=None):
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y must be 1-D or 2-D; got an array of shape {y.shape}.")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("Input y contains NaN or infinity; remove those samples.")
+        Y = np.ascontiguousarray(y.reshape(y.shape[0], -1))
+        if self.phi == "softmax" and y.ndim != 2:
+            raise ValueError(
+                "phi='softmax' needs 2-D targets y of shape (n_samples, n_outputs) "
+                "whose rows lie on the probability simplex; got 1-D y."
+            )
+        if not first_call and Y.shape[1] != self.theta_.shape[0]:
+            raise ValueError(
+                f"y has {Y.shape[1]} output(s), but {type(self).__name__} was fitted "
+                f"with {self.theta_.shape[0]}; pass targets of the same shape."
+            )
+        if first_call:
+            self._single_output = y.ndim == 1
+        return Y
+
+    def _shape_coef(self, weights):
+        return weights[0] if self._single_output else weights
+
+    @fit_context
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by epochs over (X, y), like ``SGDRegressor.fit``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs; sparse input is used as CSR.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets in the range of ``phi``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+    @fit_context
+    def partial_fit(self, X, y, sample_weight=None):
+        """Run one on-line pass over (X, y) in the given order.
+
+        This is the algorithm of the papers: each sample is predicted, charged its
+        matching loss (added to ``cumulative_loss_``), then learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets in the range of ``phi``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Updated estimator.
+        """
+        return self._partial_fit(X, y, sample_weight)
+
+    def decision_function(self, X):
+        """Linear activations ``coef_ @ x + intercept_`` (before phi).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        A : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Activations.
+        """
+        A = self._activations(X)
+        return A[:, 0] if self._single_output else A
+
+    def predict(self, X):
+        """Predict ``phi(coef_ @ x + intercept_)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predictions, in the range of ``phi``.
+        """
+        Y = self._outputs(self._activations(X))
+        return Y[:, 0] if self._single_output else Y
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.positive_only = self.phi == "exp"
+        tags.target_tags.single_output = self.phi != "softmax"
+        tags.regressor_tags.poor_score = (
+            PSI[self.psi].constrained if self.psi in PSI else False
+        ) or (self.phi in PHI and self.phi != "identity")
+        return tags
