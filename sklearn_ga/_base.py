@@ -14,7 +14,11 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from ._kernel import Status, TrialLoop
 from ._phi import PHI
@@ -148,6 +152,7 @@ class BaseGA(BaseEstimator):
                     f"Maximum number of iterations ({n_epochs}) reached before the "
                     "on-line loss stopped improving; consider increasing max_iter.",
                     ConvergenceWarning,
+                    stacklevel=3,
                 )
         self.theta_ = theta
         self.intercept_ = intercept

@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGA, fit_context
 from ._phi import CLASSIFICATION_PHI
@@ -23,7 +23,7 @@ def _has_probabilities(estimator):
 
 
 class GAClassifier(ClassifierMixin, BaseGA):
-    """General additive on-line classifier GA(psi, phi, Theta, eta) of Kivinen & Warmuth.
+    """General additive on-line classifier GA(psi, phi, Theta, eta) (Kivinen, Warmuth).
 
     Labels are encoded as targets in the range of phi and learned with the matching
     loss of phi (KW01 Figure 5): ``Theta <- Theta - eta * (y_hat - y) x^T`` with

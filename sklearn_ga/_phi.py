@@ -6,8 +6,8 @@ of the range, where ``phi(a)`` saturates), and the range of targets it can match
 Coordinate-wise functions act on each output; softmax acts on rows.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.special import expit, log_softmax, softmax, xlogy

@@ -5,8 +5,8 @@ formula used for ``coef_``. Formulas: KW01 §3 and Examples 2, 5; HKW §III (EG�
 DESIGN.md table. psi acts on each row of Theta (k x n) independently.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.special import softmax
