@@ -50,7 +50,7 @@ class BaseGA(BaseEstimator):
 
     _parameter_constraints = {
         "psi": [StrOptions(set(PSI))],
-        "eta": [Interval(Real, 0, None, closed="neither")],
+        "eta": [Interval(Real, 0, None, closed="neither"), StrOptions({"theory"})],
         "U": [Interval(Real, 0, None, closed="neither")],
         "p": [Interval(Real, 2, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -102,9 +102,9 @@ class BaseGA(BaseEstimator):
         else:
             theta, intercept = self.theta_.copy(), self.intercept_.copy()
             t, cumulative_loss = self.t_, self.cumulative_loss_
+        eta = self._learning_rate(X, first_call)
         loop = TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
-                         float(self.eta), float(self.U), float(self.p),
-                         bool(self.fit_intercept))
+                         eta, float(self.U), float(self.p), bool(self.fit_intercept))
         weights = (np.empty(0) if sample_weight is None
                    else np.ascontiguousarray(sample_weight, dtype=np.float64))
         if sp.issparse(X):
@@ -130,7 +130,7 @@ class BaseGA(BaseEstimator):
             if status != Status.OK:
                 raise ValueError(
                     f"{type(self).__name__} diverged at trial {t + trials + 1} "
-                    f"(eta={self.eta!r}, psi={self.psi!r}, phi={self.phi!r}): the "
+                    f"(eta={eta:.6g}, psi={self.psi!r}, phi={self.phi!r}): the "
                     "parameters or the predictions stopped being finite. Use a smaller "
                     "eta, or scale the inputs (e.g. with StandardScaler); the model "
                     "was left as it was before this call."
@@ -154,6 +154,7 @@ class BaseGA(BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
+        self.eta_ = eta
         self.theta_ = theta
         self.intercept_ = intercept
         self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, self.U, self.p))
@@ -161,6 +162,29 @@ class BaseGA(BaseEstimator):
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)
         return self
+
+    def _learning_rate(self, X, first_call):
+        """The learning rate: ``eta``, or KW01 Theorem 3's 1/(2bc) for "theory".
+
+        b is eq. (28) on the rows of this first batch (plus 1 for the intercept,
+        whose parameter is updated by gradient descent); the rate keeps Theorem 3's
+        guarantee only while later inputs obey the same bound.
+        """
+        if self.eta != "theory":
+            return float(self.eta)
+        if not first_call:
+            return self.eta_
+        b = PSI[self.psi].input_bound(X, self.U, self.p) + float(self.fit_intercept)
+        c = PHI[self.phi].c
+        if c is None or not np.isfinite(b * c):
+            what = (f"phi={self.phi!r} has no finite slope bound c (KW01 eq. 29)"
+                    if c is None or not np.isfinite(c) else
+                    f"psi={self.psi!r} has no finite bound b (KW01 eq. 28)")
+            raise ValueError(
+                f"eta='theory' is not available: {what}. Pass a number, e.g. "
+                "eta=0.01, and tune it (GridSearchCV)."
+            )
+        return 1.0 / (2.0 * b * c) if b > 0 else 1.0
 
     def _fit(self, X, y, sample_weight, *, classes=None):
         first_call = not (self.warm_start and hasattr(self, "theta_"))

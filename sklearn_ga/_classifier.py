@@ -51,8 +51,10 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Transfer function; its matching loss is the loss (log loss for logistic and
         softmax; with ``"sign"`` the update is the Perceptron's: a step on mistakes,
         where ``a = 0`` counts as a mistake).
-    eta : float, default=0.01
-        Learning rate, > 0 (for ``psi="eg_pm"``, HKW's EG± rate).
+    eta : float or "theory", default="theory"
+        Learning rate, > 0, or ``"theory"`` for KW01 Theorem 3's ``1 / (2 b c)``
+        from the first batch (see :class:`GARegressor`; unavailable for
+        ``phi="sign"`` and ``psi="exp"``). For ``psi="eg_pm"``, HKW's EG± rate.
     U : float, default=1.0
         Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class.
     p : float, default=2.0
@@ -83,6 +85,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
         ``phi="softmax"`` (k = 2), else k = n_classes.
     intercept_ : ndarray of shape (k,)
         The intercepts.
+    eta_ : float
+        The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
     theta_ : ndarray of shape (k, n_features)
         The parameters Theta.
     n_iter_ : int
@@ -122,8 +126,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
     ...                     GAClassifier(phi="softmax", eta=0.1, random_state=0))
     >>> clf.fit(X, y).score(X, y) > 0.9
     True
-    >>> clf.predict_proba(X[:1]).round(2)
-    array([[0.98, 0.02, 0.  ]])
+    >>> clf.predict_proba(X[:1]).argmax()
+    np.int64(0)
     """
 
     _parameter_constraints = {
@@ -133,7 +137,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     _target_validation = {"multi_output": False}
 
-    def __init__(self, psi="identity", phi="logistic", *, eta=0.01, U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="logistic", *, eta="theory", U=1.0, p=2.0,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi

@@ -89,6 +89,9 @@ class TransferFunction:
         Whether the end points belong to the range (arctan's do not).
     regression, classification : bool
         Which estimators accept it.
+    c : float or None
+        c_phi of KW01 eq. (29), the largest slope of phi (``inf`` when unbounded,
+        ``None`` for sign, which has no derivative to bound).
     """
 
     name: str
@@ -100,6 +103,7 @@ class TransferFunction:
     closed: bool
     regression: bool
     classification: bool
+    c: float | None
 
     def sample_loss(self, Y, A):
         """Matching loss summed over outputs: one value per sample."""
@@ -134,20 +138,20 @@ PHI = {
     entry.name: entry
     for entry in [
         TransferFunction("identity", PhiCode.PHI_IDENTITY, lambda a: a.copy(),
-                         _loss_identity, -np.inf, np.inf, True, True, False),
+                         _loss_identity, -np.inf, np.inf, True, True, False, 1.0),
         TransferFunction("logistic", PhiCode.PHI_LOGISTIC, expit, _loss_logistic,
-                         0.0, 1.0, True, True, True),
+                         0.0, 1.0, True, True, True, 0.25),
         TransferFunction("tanh", PhiCode.PHI_TANH, np.tanh, _loss_tanh,
-                         -1.0, 1.0, True, True, True),
+                         -1.0, 1.0, True, True, True, 1.0),
         TransferFunction("arctan", PhiCode.PHI_ARCTAN, np.arctan, _loss_arctan,
-                         -np.pi / 2, np.pi / 2, False, True, False),
+                         -np.pi / 2, np.pi / 2, False, True, False, 1.0),
         TransferFunction("exp", PhiCode.PHI_EXP, np.exp, _loss_exp,
-                         0.0, np.inf, True, True, False),
+                         0.0, np.inf, True, True, False, np.inf),
         TransferFunction("softmax", PhiCode.PHI_SOFTMAX,
                          lambda a: softmax(a, axis=-1), _loss_softmax,
-                         0.0, 1.0, True, True, True),
+                         0.0, 1.0, True, True, True, 0.5),
         TransferFunction("sign", PhiCode.PHI_SIGN, _sign, _loss_sign,
-                         -1.0, 1.0, True, False, True),
+                         -1.0, 1.0, True, False, True, None),
     ]
 }
 

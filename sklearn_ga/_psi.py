@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import softmax
 
 from ._kernel import PsiCode
@@ -45,6 +46,47 @@ def _pnorm(theta, U, p):
     return scale * np.sign(theta) * r ** (p - 1)
 
 
+def _row_norms(X, order):
+    """max over rows of ||x||_order (dense or CSR)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if order == np.inf:
+            return float(abs(X).max()) if X.nnz else 0.0
+        return float(np.max(np.asarray(abs(X).power(order).sum(axis=1))) ** (1 / order))
+    return float(np.max(np.linalg.norm(X, ord=order, axis=1)))
+
+
+def _b_identity(X, U, p):
+    return _row_norms(X, 2) ** 2
+
+
+def _b_softmax(X, U, p):
+    # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4; implicit zeros count in CSR.
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        full = np.diff(X.indptr) == X.shape[1]
+        high = np.where(full, X.max(axis=1).toarray()[:, 0],
+                        np.maximum(X.max(axis=1).toarray()[:, 0], 0))
+        low = np.where(full, X.min(axis=1).toarray()[:, 0],
+                       np.minimum(X.min(axis=1).toarray()[:, 0], 0))
+    else:
+        high, low = X.max(axis=1), X.min(axis=1)
+    return float(np.max(high - low) ** 2 / 4)
+
+
+def _b_eg_pm(X, U, p):
+    return U**2 * _row_norms(X, np.inf) ** 2
+
+
+def _b_exp(X, U, p):
+    # The Hessian of the EGU potential grows with the weights: no bound from X alone.
+    return np.inf
+
+
+def _b_pnorm(X, U, p):
+    return (p - 1) * _row_norms(X, p) ** 2
+
+
 @dataclass(frozen=True)
 class Parameterization:
     """A parameterization function psi of the GA algorithm.
@@ -62,6 +104,9 @@ class Parameterization:
     constrained : bool
         Whether the weights live in a restricted set (simplex, l1 ball, positive
         orthant), so some targets cannot be fitted well.
+    input_bound : callable
+        ``input_bound(X, U, p)`` is b_{X,psi} of KW01 eq. (28) for the rows of X
+        (``inf`` when no bound follows from X alone).
     description : str
         One line for docs and error messages.
     """
@@ -71,6 +116,7 @@ class Parameterization:
     weights: Callable
     hyperparameters: tuple
     constrained: bool
+    input_bound: Callable
     description: str
 
 
@@ -78,14 +124,14 @@ PSI = {
     entry.name: entry
     for entry in [
         Parameterization("identity", PsiCode.PSI_IDENTITY, _identity, (), False,
-                         "gradient descent (Widrow-Hoff)"),
-        Parameterization("softmax", PsiCode.PSI_SOFTMAX, _softmax, (), True,
+                         _b_identity, "gradient descent (Widrow-Hoff)"),
+        Parameterization("softmax", PsiCode.PSI_SOFTMAX, _softmax, (), True, _b_softmax,
                          "EG: weights on the probability simplex"),
-        Parameterization("eg_pm", PsiCode.PSI_EG_PM, _eg_pm, ("U",), True,
+        Parameterization("eg_pm", PsiCode.PSI_EG_PM, _eg_pm, ("U",), True, _b_eg_pm,
                          "EG±: signed weights with l1 norm below U"),
-        Parameterization("exp", PsiCode.PSI_EXP, _exp, (), True,
+        Parameterization("exp", PsiCode.PSI_EXP, _exp, (), True, _b_exp,
                          "EGU: unnormalized positive weights"),
-        Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, ("p",), False,
+        Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, ("p",), False, _b_pnorm,
                          "p-norm algorithm (p >= 2)"),
     ]
 }

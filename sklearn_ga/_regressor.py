@@ -36,9 +36,14 @@ class GARegressor(RegressorMixin, BaseGA):
         Targets must lie in its range: [0, 1] for logistic, [-1, 1] for tanh,
         (-pi/2, pi/2) for arctan, [0, inf) for exp, rows of the simplex (2-D y) for
         softmax.
-    eta : float, default=0.01
-        Learning rate, > 0. For ``psi="eg_pm"`` it is the rate of HKW's EG±, whose
-        parameter step is ``eta * U * (y_hat - y) x``.
+    eta : float or "theory", default="theory"
+        Learning rate, > 0. ``"theory"`` sets it from KW01 Theorem 3,
+        ``eta = 1 / (2 b c)``, with b of eq. (28) computed on the first batch (plus
+        1 for the intercept) and c of eq. (29): a rate that cannot diverge on data
+        like the first batch, usually within a small factor of the best rate. It
+        needs finite b and c, so ``psi="exp"`` and ``phi="exp"`` need a number.
+        For ``psi="eg_pm"`` the rate is that of HKW's EG±, whose parameter step is
+        ``eta * U * (y_hat - y) x``.
     U : float, default=1.0
         Scale of EG± (``psi="eg_pm"``): the weights satisfy ``||w||_1 <= U``.
         Ignored by the other parameterizations.
@@ -71,6 +76,8 @@ class GARegressor(RegressorMixin, BaseGA):
         The weights ``psi(theta_)``.
     intercept_ : ndarray of shape (n_outputs,)
         The intercepts b.
+    eta_ : float
+        The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
     theta_ : ndarray of shape (n_outputs, n_features)
         The parameters Theta of the algorithm.
     n_iter_ : int
@@ -120,7 +127,7 @@ class GARegressor(RegressorMixin, BaseGA):
 
     _target_validation = {"multi_output": True, "y_numeric": True}
 
-    def __init__(self, psi="identity", phi="identity", *, eta=0.01, U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="identity", *, eta="theory", U=1.0, p=2.0,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
@@ -203,22 +210,6 @@ class GARegressor(RegressorMixin, BaseGA):
             Updated estimator.
         """
         return self._partial_fit(X, y, sample_weight)
-
-    def decision_function(self, X):
-        """Linear activations ``coef_ @ x + intercept_`` (before phi).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Inputs.
-
-        Returns
-        -------
-        A : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Activations.
-        """
-        A = self._activations(X)
-        return A[:, 0] if self._single_output else A
 
     def predict(self, X):
         """Predict ``phi(coef_ @ x + intercept_)``.
