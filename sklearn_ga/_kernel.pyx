@@ -14,14 +14,162 @@ Design
   per-coordinate term and ``scale`` comes from a normalizer ``norm_j = sum_i den_ji``.
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
-* A dense row refreshes the normalizer exactly (every coordinate is touched anyway).
-  A CSR row updates it incrementally in O(nnz); the row is recomputed from theta in
-  O(n) once n coordinates were touched, when cancellation could have eaten precision,
-  or when the shift drifts, so the cost stays O(nnz) amortized.
+* A dense row is recomputed from theta after each update (every coordinate changes
+  anyway), shift and normalizer included. A CSR row updates only its nnz terms and
+  the normalizer incrementally; the row is recomputed in O(n) only when the shift
+  drifts, when the changes summed into the normalizer could have eaten its precision,
+  or after TOUCH_LIMIT * n touched coordinates, so each trial costs O(nnz) amortized.
+* The row primitives (dot, axpy, sums, exponentials) are C loops that the compiler
+  vectorizes, with a branch-free exp; no -ffast-math, so NaN and inf propagate and
+  divergence is detected with isfinite.
 * Validation, allocation and dtype handling live in Python; this module only loops.
   Failures (non-finite activation, prediction, loss or parameters) are returned as a
   status with the trial index, so the caller can report them and discard the state.
 """
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stdint.h>
+    #include <string.h>
+
+    /* Row primitives of the trial loop, written so the compiler vectorizes them. With
+       GCC on x86-64 Linux each one is also compiled for AVX2 + FMA and the fastest
+       version the CPU supports is picked when the module loads, so one build runs on
+       any x86-64 and uses the wide registers where they exist. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \\
+        && defined(__linux__) && __GNUC__ >= 12
+    #define GA_SIMD __attribute__((target_clones("arch=x86-64-v3", "default")))
+    #else
+    #define GA_SIMD
+    #endif
+
+    /* e^x to about 1 ulp (2 ulp for subnormal results) in branch-free arithmetic,
+       so loops calling it vectorize: x = k ln2 + r with |r| <= ln2 / 2, e^r by its
+       Taylor series to degree 13 (error < 1e-17) in Estrin's scheme, times 2^k built
+       from the exponent bits in two halves so subnormal results round only once.
+       NaN stays NaN, overflow gives inf, underflow 0 (no -ffast-math needed). */
+    static inline double ga_exp(double x) {
+        const double shifter = 6755399441055744.0;  /* 1.5 * 2^52: rounds to int */
+        double kd, k, r, r2, r4, r8, p, half, rest, s1, s2;
+        int64_t b1, b2;
+        x = x < -746.0 ? -746.0 : x;
+        x = x > 710.0 ? 710.0 : x;
+        kd = x * 1.4426950408889634 + shifter;
+        k = kd - shifter;
+        r = x - k * 6.93147180369123816490e-01 - k * 1.90821492927058770002e-10;
+        r2 = r * r;
+        r4 = r2 * r2;
+        r8 = r4 * r4;
+        p = ((1.0 + r) + (0.5 + r * (1.0 / 6)) * r2)
+            + ((1.0 / 24 + r * (1.0 / 120)) + (1.0 / 720 + r * (1.0 / 5040)) * r2) * r4
+            + (((1.0 / 40320 + r * (1.0 / 362880))
+                + (1.0 / 3628800 + r * (1.0 / 39916800)) * r2)
+               + (1.0 / 479001600 + r * (1.0 / 6227020800.0)) * r4) * r8;
+        half = k * 0.5 + shifter;
+        rest = (k - (half - shifter)) + shifter;
+        memcpy(&b1, &half, 8);
+        memcpy(&b2, &rest, 8);
+        b1 = (int64_t)((uint64_t)(b1 + 1023) << 52);
+        b2 = (int64_t)((uint64_t)(b2 + 1023) << 52);
+        memcpy(&s1, &b1, 8);
+        memcpy(&s2, &b2, 8);
+        return p * s1 * s2;
+    }
+
+    /* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
+    GA_SIMD static double ga_dot(const double* w, const double* x, Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += w[q + l] * x[q + l];
+        for (; q < n; q++)
+            s[0] += w[q] * x[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    /* theta -= step * x */
+    GA_SIMD static void ga_axpy(double* theta, double step, const double* x,
+                                Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            theta[q] -= step * x[q];
+    }
+
+    /* sum_i v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. */
+    GA_SIMD static double ga_sum(const double* v, Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += v[q + l];
+        for (; q < n; q++)
+            s[0] += v[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    GA_SIMD static double ga_max(const double* v, Py_ssize_t n, int absolute) {
+        double m[4], t;
+        Py_ssize_t q = 0;
+        int l;
+        for (l = 0; l < 4; l++)
+            m[l] = absolute ? fabs(v[0]) : v[0];
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                t = absolute ? fabs(v[q + l]) : v[q + l];
+                m[l] = t > m[l] ? t : m[l];
+            }
+        for (; q < n; q++) {
+            t = absolute ? fabs(v[q]) : v[q];
+            m[0] = t > m[0] ? t : m[0];
+        }
+        m[0] = m[1] > m[0] ? m[1] : m[0];
+        m[2] = m[3] > m[2] ? m[3] : m[2];
+        return m[2] > m[0] ? m[2] : m[0];
+    }
+
+    /* Weight terms of n parameters (DESIGN.md table): omega_i = scale * num_i and
+       the normalizer is sum_i den_i; see _weight_terms in the Cython code. */
+    GA_SIMD static void ga_softmax_terms(const double* theta, double* num,
+                                         double shift, Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            num[q] = ga_exp(theta[q] - shift);
+    }
+
+    GA_SIMD static void ga_eg_pm_terms(const double* theta, double* num, double* den,
+                                       double shift, Py_ssize_t n) {
+        Py_ssize_t q;
+        double plus, minus;
+        for (q = 0; q < n; q++) {
+            plus = ga_exp(theta[q] - shift);
+            minus = ga_exp(-theta[q] - shift);
+            num[q] = plus - minus;
+            den[q] = plus + minus;
+        }
+    }
+
+    GA_SIMD static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            num[q] = ga_exp(theta[q]);
+    }
+    """
+    double ga_exp(double x) noexcept nogil
+    double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
+    void ga_axpy(double* theta, double step, const double* x,
+                 Py_ssize_t n) noexcept nogil
+    double ga_sum(const double* v, Py_ssize_t n) noexcept nogil
+    double ga_max(const double* v, Py_ssize_t n, int absolute) noexcept nogil
+    void ga_softmax_terms(const double* theta, double* num, double shift,
+                          Py_ssize_t n) noexcept nogil
+    void ga_eg_pm_terms(const double* theta, double* num, double* den, double shift,
+                        Py_ssize_t n) noexcept nogil
+    void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) noexcept nogil
+
 from libc.math cimport exp, log, log1p, fabs, tanh, atan, cos, pow, isfinite
 from libc.stdint cimport int32_t, int64_t
 
@@ -55,8 +203,11 @@ ctypedef fused index_t:
 # (e^30 ~ 1e13 leaves ample headroom before overflow) ...
 cdef double SHIFT_SLACK = 30.0
 # ... or when incremental normalizer updates moved this many times its current value
-# (bounds the relative rounding error of the running sum by ~1e-13).
+# (bounds the relative rounding error of the running sum by ~1e-13) ...
 cdef double MASS_LIMIT = 1024.0
+# ... or, on CSR input, after this many times n coordinates were touched (bounds the
+# number of rounded additions to the normalizer; costs 1/32 of the O(nnz) work).
+cdef Py_ssize_t TOUCH_LIMIT = 32
 
 
 cdef struct State:
@@ -79,6 +230,9 @@ cdef struct State:
     double* intercept   # k
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
+    double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
+    double* row_num     # nnz their new num (scratch)
+    double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
 
 
 cdef inline bint _normalized(int psi) noexcept nogil:
@@ -92,28 +246,26 @@ cdef inline double _shift_value(State* s, double theta) noexcept nogil:
     return fabs(theta)
 
 
-cdef inline void _weight_terms(State* s, Py_ssize_t ji, double shift) noexcept nogil:
-    """num and den at flat index ji from theta (HKW §III, KW01 §3, DESIGN.md table)."""
-    cdef double t = s.theta[ji], e_plus, e_minus, r
+cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
+                 Py_ssize_t n) noexcept nogil:
+    """num and den of n parameters (HKW §III, KW01 §3, DESIGN.md table)."""
+    cdef Py_ssize_t q
+    cdef double t, r, power
     if s.psi == PSI_SOFTMAX:
-        s.num[ji] = exp(t - shift)
+        ga_softmax_terms(theta, num, shift, n)
     elif s.psi == PSI_EG_PM:
         # EG on x' = (Ux, -Ux) keeps theta^- = -theta^+: weights e^{+-theta - shift}.
-        e_plus = exp(t - shift)
-        e_minus = exp(-t - shift)
-        s.num[ji] = e_plus - e_minus
-        s.den[ji] = e_plus + e_minus
+        ga_eg_pm_terms(theta, num, den, shift, n)
     elif s.psi == PSI_EXP:
-        s.num[ji] = exp(t)
+        ga_exp_terms(theta, num, n)
     elif s.psi == PSI_PNORM:
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
-        if t == 0.0:
-            s.num[ji] = 0.0
-            s.den[ji] = 0.0
-        else:
+        for q in range(n):
+            t = theta[q]
             r = fabs(t) / shift
-            s.num[ji] = pow(r, s.p - 1.0) * (1.0 if t > 0.0 else -1.0)
-            s.den[ji] = pow(r, s.p)
+            power = r if s.p == 2.0 else (0.0 if t == 0.0 else pow(r, s.p - 1.0))
+            num[q] = -power if t < 0.0 else power
+            den[q] = power * r
 
 
 cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
@@ -129,24 +281,17 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
-    """Rebuild row j's weight terms and normalizer from theta in O(n)."""
-    cdef Py_ssize_t i, base = j * s.n
-    cdef double shift = 0.0, v, total = 0.0
+    """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
+    cdef Py_ssize_t base = j * s.n
+    cdef double shift = 0.0
     if _normalized(s.psi):
-        shift = _shift_value(s, s.theta[base])
-        for i in range(1, s.n):
-            v = _shift_value(s, s.theta[base + i])
-            if v > shift:
-                shift = v
-        if s.psi == PSI_PNORM and shift == 0.0:
+        shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
+        if s.psi == PSI_PNORM and not shift > 0.0:
             shift = 1.0
     if s.psi != PSI_IDENTITY:
-        for i in range(s.n):
-            _weight_terms(s, base + i, shift)
-            if _normalized(s.psi):
-                total += s.den[base + i]
+        _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
-    s.norm[j] = total
+    s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
     s.mass[j] = 0.0
     _set_scale(s, j)
 
@@ -225,18 +370,21 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     return loss
 
 
-cdef inline double _dot(State* s, Py_ssize_t j, const double* x_val,
-                        const index_t* x_ind, Py_ssize_t nnz, bint dense) noexcept nogil:
-    cdef Py_ssize_t q
-    cdef const double* w = s.num + j * s.n
-    cdef double total = 0.0
-    if dense:
-        for q in range(nnz):
-            total += w[q] * x_val[q]
-    else:
-        for q in range(nnz):
-            total += w[x_ind[q]] * x_val[q]
-    return total
+cdef inline double _sparse_dot(const double* w, const double* x_val,
+                               const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """sum_q w[x_ind[q]] x_val[q] with four partial sums (shorter dependency chain)."""
+    cdef Py_ssize_t q = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while q + 4 <= nnz:
+        s0 += w[x_ind[q]] * x_val[q]
+        s1 += w[x_ind[q + 1]] * x_val[q + 1]
+        s2 += w[x_ind[q + 2]] * x_val[q + 2]
+        s3 += w[x_ind[q + 3]] * x_val[q + 3]
+        q += 4
+    while q < nnz:
+        s0 += w[x_ind[q]] * x_val[q]
+        q += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef inline bint _needs_reshift(State* s, double top, double shift) noexcept nogil:
@@ -246,45 +394,40 @@ cdef inline bint _needs_reshift(State* s, double top, double shift) noexcept nog
     return top - shift > SHIFT_SLACK
 
 
-cdef inline void _update_row(State* s, Py_ssize_t j, double step, const double* x_val,
-                             const index_t* x_ind, Py_ssize_t nnz,
-                             bint dense) noexcept nogil:
-    """theta_j <- theta_j - step * x (KW01 eq. 20), keeping the weight terms in sync."""
+cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
+                             const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
+
+    The new terms are computed on a gathered copy (so the exponentials vectorize) and
+    the normalizer is updated by their change.
+    """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
-    cdef double top, v, old, total = 0.0, mass = 0.0
-    cdef bint normalized = _normalized(s.psi)
+    cdef double top, old, v, total = 0.0, mass = 0.0
+    for q in range(nnz):
+        i = x_ind[q]
+        theta[i] -= step * x_val[q]
+        s.row_theta[q] = theta[i]
     if s.psi == PSI_IDENTITY:
-        if dense:
-            for q in range(nnz):
-                theta[q] -= step * x_val[q]
-        else:
-            for q in range(nnz):
-                theta[x_ind[q]] -= step * x_val[q]
+        return
+    _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
+    if not _normalized(s.psi):
+        for q in range(nnz):
+            s.num[base + x_ind[q]] = s.row_num[q]
         return
     top = s.shift[j]
     for q in range(nnz):
-        i = q if dense else x_ind[q]
-        old = s.den[base + i] if normalized else 0.0
-        theta[i] -= step * x_val[q]
-        _weight_terms(s, base + i, s.shift[j])
-        if normalized:
-            v = _shift_value(s, theta[i])
-            if v > top:
-                top = v
-            if dense:
-                # Every coordinate is rewritten: the normalizer is summed afresh.
-                total += s.den[base + i]
-            else:
-                total += s.den[base + i] - old
-                mass += fabs(s.den[base + i]) + fabs(old)
-    if not normalized:
-        return
-    if dense:
-        s.norm[j] = total
-    else:
-        s.norm[j] += total
-        s.mass[j] += mass
+        i = base + x_ind[q]
+        old = s.den[i]
+        s.num[i] = s.row_num[q]
+        s.den[i] = s.row_den[q]
+        total += s.row_den[q] - old
+        mass += fabs(s.row_den[q]) + fabs(old)
+        v = _shift_value(s, s.row_theta[q])
+        if v > top:
+            top = v
+    s.norm[j] += total
+    s.mass[j] += mass
     if (_needs_reshift(s, top, s.shift[j]) or not s.norm[j] > exp(-SHIFT_SLACK)
             or s.mass[j] > MASS_LIMIT * s.norm[j]):
         _recompute_row(s, j)
@@ -297,9 +440,13 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                         double* loss) noexcept nogil:
     """One trial of KW01 Figure 5; returns False if anything became non-finite."""
     cdef Py_ssize_t j
-    cdef double residual, step_scale = s.eta * weight
+    cdef double residual, dot, step_scale = s.eta * weight
     for j in range(s.k):
-        s.a[j] = s.scale[j] * _dot(s, j, x_val, x_ind, nnz, dense) + s.intercept[j]
+        if dense:
+            dot = ga_dot(s.num + j * s.n, x_val, nnz)
+        else:
+            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
+        s.a[j] = s.scale[j] * dot + s.intercept[j]
         if not isfinite(s.a[j]):
             return False
     loss[0] = _transfer_and_loss(s, y)
@@ -312,7 +459,13 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         residual = s.y_hat[j] - y[j]
         if residual == 0.0:
             continue
-        _update_row(s, j, step_scale * residual, x_val, x_ind, nnz, dense)
+        # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
+        if dense:
+            ga_axpy(s.theta + j * s.n, step_scale * residual, x_val, nnz)
+            if s.psi != PSI_IDENTITY:
+                _recompute_row(s, j)
+        else:
+            _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz)
         if s.fit_intercept:
             s.intercept[j] -= s.eta * weight * residual
     return True
@@ -351,6 +504,7 @@ cdef class TrialLoop:
     cdef double[:, ::1] den
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, a, y_hat (k each)
+    cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
                  double eta, double U, double p, bint fit_intercept):
@@ -407,29 +561,50 @@ cdef class TrialLoop:
     def run_csr(self, const double[::1] data, const index_t[::1] indices,
                 const index_t[::1] indptr, const double[:, ::1] Y,
                 const double[::1] sample_weight, const Py_ssize_t[::1] order):
-        """Same as :meth:`run_dense` for the rows of a CSR matrix."""
-        cdef Py_ssize_t t = 0, r, start, n_trials = order.shape[0]
+        """Same as :meth:`run_dense` for the rows of a CSR matrix.
+
+        The indices of each row must be unique (canonical CSR): the normalizers are
+        updated from the rows' terms before and after the update.
+        """
+        cdef Py_ssize_t t = 0, r, start, nnz, longest = 0, n_trials = order.shape[0]
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
         cdef double loss, total = 0.0, weight = 1.0
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
+        for r in range(indptr.shape[0] - 1):
+            longest = max(longest, indptr[r + 1] - indptr[r])
+        self._row_scratch(longest)
         with nogil:
             while t < n_trials:
                 r = order[t]
                 start = indptr[r]
+                nnz = indptr[r + 1] - start
                 if weighted:
                     weight = sample_weight[r]
-                ok = _trial(&self.s, values + start, columns + start,
-                            indptr[r + 1] - start, False, &Y[r, 0], weight, &loss)
+                ok = _trial(&self.s, values + start, columns + start, nnz, False,
+                            &Y[r, 0], weight, &loss)
                 if not ok:
                     break
                 total += weight * loss
                 t += 1
-                self.s.touched += indptr[r + 1] - start
-                if self.s.touched >= self.s.n and _normalized(self.s.psi):
+                self.s.touched += nnz
+                if (self.s.touched >= TOUCH_LIMIT * self.s.n
+                        and _normalized(self.s.psi)):
                     _recompute_all(&self.s)
             ok = ok and _state_finite(&self.s)
         return (OK if ok else DIVERGED), t, total
+
+    def _row_scratch(self, Py_ssize_t longest):
+        """Make the gather buffers of CSR rows hold ``longest`` entries."""
+        import numpy as np
+
+        if self.row_buffers is not None and self.row_buffers.shape[0] >= 3 * longest:
+            return
+        self.row_buffers = np.empty(3 * max(longest, 1))
+        self.s.row_theta = &self.row_buffers[0]
+        self.s.row_num = &self.row_buffers[longest]
+        self.s.row_den = (self.s.row_num if self.s.psi == PSI_SOFTMAX
+                          else &self.row_buffers[2 * longest])
 
     def weights(self):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array."""
