@@ -98,6 +98,26 @@ cdef extern from *:
             theta[q] -= step * x[q];
     }
 
+    /* theta -= step * x, returning the new theta . x_next: the next trial's dot
+       product is summed while the update streams through theta (one pass). */
+    GA_SIMD static double ga_axpy_dot(double* restrict theta, double step,
+                                      const double* x, const double* x_next,
+                                      Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++) {
+                theta[q + l] -= step * x[q + l];
+                s[l] += theta[q + l] * x_next[q + l];
+            }
+        for (; q < n; q++) {
+            theta[q] -= step * x[q];
+            s[0] += theta[q] * x_next[q];
+        }
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
     /* sum_i v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. */
     GA_SIMD static double ga_sum(const double* v, Py_ssize_t n) {
         double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
@@ -162,6 +182,8 @@ cdef extern from *:
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
     void ga_axpy(double* theta, double step, const double* x,
                  Py_ssize_t n) noexcept nogil
+    double ga_axpy_dot(double* theta, double step, const double* x,
+                       const double* x_next, Py_ssize_t n) noexcept nogil
     double ga_sum(const double* v, Py_ssize_t n) noexcept nogil
     double ga_max(const double* v, Py_ssize_t n, int absolute) noexcept nogil
     void ga_softmax_terms(const double* theta, double* num, double shift,
@@ -230,6 +252,8 @@ cdef struct State:
     double* intercept   # k
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
+    double* dot         # k   psi(Theta) x of the next trial, summed during the update
+    bint dot_ready      #     whether dot holds it (dense psi = identity)
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
@@ -303,20 +327,19 @@ cdef void _recompute_all(State* s) noexcept nogil:
     s.touched = 0
 
 
-cdef inline double _softplus(double x) noexcept nogil:
-    if x > 0.0:
-        return x + log1p(exp(-x))
-    return log1p(exp(x))
-
-
 cdef inline double _xlogx(double x) noexcept nogil:
-    return 0.0 if x <= 0.0 else x * log(x)
+    # 0 ln 0 = 1 ln 1 = 0 without a log call (class targets are 0 or 1).
+    return 0.0 if x <= 0.0 or x == 1.0 else x * log(x)
 
 
-cdef inline double _bernoulli_loss(double z, double a) noexcept nogil:
-    """Matching loss of the logistic function from the activation a (z in [0, 1])."""
-    return (z * _softplus(-a) + (1.0 - z) * _softplus(a)
-            + _xlogx(z) + _xlogx(1.0 - z))
+cdef inline double _bernoulli_loss(double z, double a, double tail) noexcept nogil:
+    """Matching loss of the logistic function from the activation a (z in [0, 1]).
+
+    softplus(+-a) = max(+-a, 0) + tail with tail = ln(1 + e^{-|a|}): both from one
+    exponential, exact when the prediction saturates.
+    """
+    return (z * ((-a if a < 0.0 else 0.0) + tail) + (1.0 - z) * ((a if a > 0.0 else 0.0)
+            + tail) + _xlogx(z) + _xlogx(1.0 - z))
 
 
 cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
@@ -345,16 +368,14 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
             s.y_hat[j] = a
             loss += 0.5 * (y[j] - a) * (y[j] - a)
         elif s.phi == PHI_LOGISTIC:
-            if a >= 0.0:
-                s.y_hat[j] = 1.0 / (1.0 + exp(-a))
-            else:
-                z = exp(a)
-                s.y_hat[j] = z / (1.0 + z)
-            loss += _bernoulli_loss(y[j], a)
+            z = exp(-fabs(a))
+            s.y_hat[j] = 1.0 / (1.0 + z) if a >= 0.0 else z / (1.0 + z)
+            loss += _bernoulli_loss(y[j], a, log1p(z))
         elif s.phi == PHI_TANH:
             s.y_hat[j] = tanh(a)
             # L_tanh(y, a) = L_logistic((1 + y) / 2, 2a).
-            loss += _bernoulli_loss(0.5 * (1.0 + y[j]), 2.0 * a)
+            loss += _bernoulli_loss(0.5 * (1.0 + y[j]), 2.0 * a,
+                                    log1p(exp(-2.0 * fabs(a))))
         elif s.phi == PHI_ARCTAN:
             s.y_hat[j] = atan(a)
             z = log(fabs(a)) + 0.5 * log1p(1.0 / (a * a)) if fabs(a) > 1.0 \
@@ -436,19 +457,27 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
 
 
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
-                        Py_ssize_t nnz, bint dense, const double* y, double weight,
-                        double* loss) noexcept nogil:
-    """One trial of KW01 Figure 5; returns False if anything became non-finite."""
+                        Py_ssize_t nnz, bint dense, const double* x_next,
+                        const double* y, double weight, double* loss) noexcept nogil:
+    """One trial of KW01 Figure 5; returns False if anything became non-finite.
+
+    ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
+    its dot products are summed in the same pass as this trial's update.
+    """
     cdef Py_ssize_t j
     cdef double residual, dot, step_scale = s.eta * weight
+    cdef bint fuse = dense and x_next != NULL and s.psi == PSI_IDENTITY
     for j in range(s.k):
-        if dense:
+        if s.dot_ready:
+            dot = s.dot[j]
+        elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
             dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
         s.a[j] = s.scale[j] * dot + s.intercept[j]
         if not isfinite(s.a[j]):
             return False
+    s.dot_ready = False
     loss[0] = _transfer_and_loss(s, y)
     if not isfinite(loss[0]):
         return False
@@ -457,10 +486,15 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         step_scale *= s.U
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
-        if residual == 0.0:
-            continue
         # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
-        if dense:
+        if residual == 0.0:
+            if fuse:
+                s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
+            continue
+        if fuse:
+            s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
+                                   x_next, nnz)
+        elif dense:
             ga_axpy(s.theta + j * s.n, step_scale * residual, x_val, nnz)
             if s.psi != PSI_IDENTITY:
                 _recompute_row(s, j)
@@ -468,6 +502,7 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz)
         if s.fit_intercept:
             s.intercept[j] -= s.eta * weight * residual
+    s.dot_ready = fuse
     return True
 
 
@@ -503,7 +538,7 @@ cdef class TrialLoop:
     cdef double[:, ::1] num
     cdef double[:, ::1] den
     cdef double[::1] intercept
-    cdef double[::1] buffers   # norm, shift, scale, mass, a, y_hat (k each)
+    cdef double[::1] buffers   # norm, shift, scale, mass, a, y_hat, dot (k each)
     cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
@@ -515,7 +550,7 @@ cdef class TrialLoop:
         self.intercept = intercept
         self.num = theta if psi == PSI_IDENTITY else np.empty((k, n))
         self.den = self.num if psi != PSI_EG_PM and psi != PSI_PNORM else np.empty((k, n))
-        self.buffers = np.zeros(6 * k)
+        self.buffers = np.zeros(7 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
         self.s.fit_intercept = fit_intercept
@@ -529,6 +564,7 @@ cdef class TrialLoop:
         self.s.mass = &self.buffers[3 * k]
         self.s.a = &self.buffers[4 * k]
         self.s.y_hat = &self.buffers[5 * k]
+        self.s.dot = &self.buffers[6 * k]
         with nogil:
             _recompute_all(&self.s)
 
@@ -544,13 +580,16 @@ cdef class TrialLoop:
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
+        cdef const double* x_next
+        self.s.dot_ready = False
         with nogil:
             while t < n_trials:
                 r = order[t]
                 if weighted:
                     weight = sample_weight[r]
-                ok = _trial(&self.s, &X[r, 0], no_index, self.s.n, True, &Y[r, 0],
-                            weight, &loss)
+                x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
+                ok = _trial(&self.s, &X[r, 0], no_index, self.s.n, True, x_next,
+                            &Y[r, 0], weight, &loss)
                 if not ok:
                     break
                 total += weight * loss
@@ -574,6 +613,7 @@ cdef class TrialLoop:
         for r in range(indptr.shape[0] - 1):
             longest = max(longest, indptr[r + 1] - indptr[r])
         self._row_scratch(longest)
+        self.s.dot_ready = False
         with nogil:
             while t < n_trials:
                 r = order[t]
@@ -582,7 +622,7 @@ cdef class TrialLoop:
                 if weighted:
                     weight = sample_weight[r]
                 ok = _trial(&self.s, values + start, columns + start, nnz, False,
-                            &Y[r, 0], weight, &loss)
+                            NULL, &Y[r, 0], weight, &loss)
                 if not ok:
                     break
                 total += weight * loss
