@@ -15,7 +15,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
+    _check_n_features,
     _check_sample_weight,
+    assert_all_finite,
     check_is_fitted,
     validate_data,
 )
@@ -75,9 +77,11 @@ class BaseGA(BaseEstimator):
     # -- fitting -------------------------------------------------------------------
 
     def _validate_training_data(self, X, y, sample_weight, *, first_call, classes):
-        X, y = validate_data(
+        # X is checked for NaN/inf by the trial loop, which reads it anyway (see _run).
+        checked = None if first_call else self._light_validation(X, y)
+        X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
-            order="C", **self._target_validation,
+            order="C", ensure_all_finite=False, **self._target_validation,
         )
         Y = self._encode_targets(y, first_call=first_call, classes=classes)
         PHI[self.phi].check_targets(Y)
@@ -86,6 +90,24 @@ class BaseGA(BaseEstimator):
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
             )
         return X, Y, sample_weight
+
+    def _light_validation(self, X, y):
+        """``validate_data``'s checks of a batch for a fitted model, done cheaply.
+
+        Only the common on-line call (float ndarray X, numeric ndarray y, no feature
+        names) is handled; anything else returns None and goes through
+        ``validate_data``, which raises the usual errors and warnings.
+        """
+        multi_output = self._target_validation.get("multi_output", False)
+        if (type(X) is not np.ndarray or type(y) is not np.ndarray or X.ndim != 2
+                or X.dtype not in (np.float64, np.float32) or y.dtype.kind not in "biuf"
+                or not (y.ndim == 1 or (multi_output and y.ndim == 2))
+                or X.shape[0] != y.shape[0] or X.size == 0
+                or hasattr(self, "feature_names_in_")
+                or (y.dtype.kind == "f" and not np.isfinite(y).all())):
+            return None
+        _check_n_features(self, X, reset=False)
+        return np.ascontiguousarray(X, dtype=np.float64), y
 
     def _run(self, X, Y, sample_weight, *, first_call, epochs):
         """Run the trial loop and set the fitted attributes.
@@ -108,6 +130,10 @@ class BaseGA(BaseEstimator):
         weights = (np.empty(0) if sample_weight is None
                    else np.ascontiguousarray(sample_weight, dtype=np.float64))
         if sp.issparse(X):
+            if not X.has_canonical_format:
+                # The O(nnz) normalizer updates need each column at most once per row.
+                X = X.copy()
+                X.sum_duplicates()
             indices, indptr = X.indices, X.indptr
             if indices.dtype != indptr.dtype:
                 indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
@@ -128,6 +154,8 @@ class BaseGA(BaseEstimator):
                      else in_order)
             status, trials, epoch_loss = run_epoch(order)
             if status != Status.OK:
+                # Non-finite inputs make the activations non-finite at once.
+                assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
                 raise ValueError(
                     f"{type(self).__name__} diverged at trial {t + trials + 1} "
                     f"(eta={eta:.6g}, psi={self.psi!r}, phi={self.phi!r}): the "
@@ -175,6 +203,8 @@ class BaseGA(BaseEstimator):
         if not first_call:
             return self.eta_
         b = PSI[self.psi].input_bound(X, self.U, self.p) + float(self.fit_intercept)
+        if not np.isfinite(b):
+            assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
         c = PHI[self.phi].c
         if c is None or not np.isfinite(b * c):
             what = (f"phi={self.phi!r} has no finite slope bound c (KW01 eq. 29)"
