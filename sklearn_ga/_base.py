@@ -146,12 +146,14 @@ class BaseGA(BaseEstimator):
                 return loop.run_dense(X, Y, weights, order)
 
         m = X.shape[0]
-        in_order = np.arange(m, dtype=np.intp)
+        shuffled = epochs and self.shuffle
+        order = None if shuffled else np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state)
         best_loss, no_improvement, epoch = np.inf, 0, 0
         for epoch in range(1, n_epochs + 1):
-            order = (rng.permutation(m).astype(np.intp) if epochs and self.shuffle
-                     else in_order)
+            if shuffled:
+                order = None  # free the last epoch's order before drawing the next
+                order = rng.permutation(m).astype(np.intp, copy=False)
             status, trials, epoch_loss = run_epoch(order)
             if status != Status.OK:
                 # Non-finite inputs make the activations non-finite at once.
