@@ -43,11 +43,11 @@ def dense_case(m, n, seed=0):
         report(f"3. dense EG± epoch {shape}", eg_pm, ga, "GA GD", 2)
 
 
-def main():
-    header()
+def cases():
     dense_case(100_000, 100)
     dense_case(50_000, 1_000)
 
 
 if __name__ == "__main__":
-    main()
+    header()
+    cases()

@@ -12,7 +12,7 @@ from _timing import rows
 from sklearn_ga import GARegressor
 
 
-def main():
+def cases():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows(100_000), 100))
     y = X[:, :5].sum(axis=1)
@@ -28,4 +28,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    cases()

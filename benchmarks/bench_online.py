@@ -47,8 +47,7 @@ def stream_river(dicts, y):
         model.learn_one(x, target)
 
 
-def main():
-    header()
+def cases():
     X, y = data(2000)
     ga = one_row_calls(X, y, GARegressor(eta=ETA))
     sgd = one_row_calls(X, y, SGDRegressor(
@@ -64,4 +63,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    header()
+    cases()

@@ -27,10 +27,9 @@ def sparse_data(m, n, nnz, seed=0):
     return X, y
 
 
-def main():
+def cases():
     X, y = sparse_data(rows(100_000), 2**18, 50)
     eta = 0.01
-    header()
     sgd = best_time(lambda: SGDRegressor(
         penalty=None, learning_rate="constant", eta0=eta, **ONE_PASS).fit(X, y))
     for psi in PSI:
@@ -41,4 +40,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    header()
+    cases()
