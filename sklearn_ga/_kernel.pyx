@@ -151,6 +151,71 @@ cdef extern from *:
         return m[2] > m[0] ? m[2] : m[0];
     }
 
+    /* cosh d and sinh d for |d| <= GA_STEP_MAX by their Taylor series (error
+       < 1e-18): the factors e^{-d} = c - s of a multiplicative update. */
+    #define GA_STEP_MAX 0.0625
+    static inline void ga_cosh_sinh(double d, double* c, double* s) {
+        double d2 = d * d;
+        *c = 1.0 + d2 * (0.5 + d2 * (1.0 / 24 + d2 * (1.0 / 720 + d2 * (1.0 / 40320))));
+        *s = d * (1.0 + d2 * (1.0 / 6 + d2 * (1.0 / 120 + d2 * (1.0 / 5040
+                                                             + d2 * (1.0 / 362880)))));
+    }
+
+    /* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
+       num *= e^{-d} (softmax, exp: den is num); returns the new sum of num. */
+    GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
+                                         double step, const double* x, Py_ssize_t n) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                d = step * x[q + l];
+                theta[q + l] -= d;
+                ga_cosh_sinh(d, &c, &s);
+                num[q + l] *= c - s;
+                total[l] += num[q + l];
+            }
+        for (; q < n; q++) {
+            d = step * x[q];
+            theta[q] -= d;
+            ga_cosh_sinh(d, &c, &s);
+            num[q] *= c - s;
+            total[0] += num[q];
+        }
+        return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
+    /* The same for EG+-: e^{+-theta - shift} scale by e^{-+d}, so num = e^+ - e^- and
+       den = e^+ + e^- turn by a hyperbolic rotation; returns the new sum of den. */
+    GA_SIMD static double ga_rotate_terms(double* restrict theta, double* restrict num,
+                                          double* restrict den, double step,
+                                          const double* x, Py_ssize_t n) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s, old_num;
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                d = step * x[q + l];
+                theta[q + l] -= d;
+                ga_cosh_sinh(d, &c, &s);
+                old_num = num[q + l];
+                num[q + l] = c * old_num - s * den[q + l];
+                den[q + l] = c * den[q + l] - s * old_num;
+                total[l] += den[q + l];
+            }
+        for (; q < n; q++) {
+            d = step * x[q];
+            theta[q] -= d;
+            ga_cosh_sinh(d, &c, &s);
+            old_num = num[q];
+            num[q] = c * old_num - s * den[q];
+            den[q] = c * den[q] - s * old_num;
+            total[0] += den[q];
+        }
+        return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
     /* Weight terms of n parameters (DESIGN.md table): omega_i = scale * num_i and
        the normalizer is sum_i den_i; see _weight_terms in the Cython code. */
     GA_SIMD static void ga_softmax_terms(const double* theta, double* num,
@@ -191,6 +256,12 @@ cdef extern from *:
     void ga_eg_pm_terms(const double* theta, double* num, double* den, double shift,
                         Py_ssize_t n) noexcept nogil
     void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) noexcept nogil
+    double GA_STEP_MAX
+    void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
+    double ga_scale_terms(double* theta, double* num, double step, const double* x,
+                          Py_ssize_t n) noexcept nogil
+    double ga_rotate_terms(double* theta, double* num, double* den, double step,
+                           const double* x, Py_ssize_t n) noexcept nogil
 
 from libc.math cimport exp, log, log1p, fabs, tanh, atan, cos, pow, isfinite
 from libc.stdint cimport int32_t, int64_t
@@ -230,6 +301,10 @@ cdef double MASS_LIMIT = 1024.0
 # ... or, on CSR input, after this many times n coordinates were touched (bounds the
 # number of rounded additions to the normalizer; costs 1/32 of the O(nnz) work).
 cdef Py_ssize_t TOUCH_LIMIT = 32
+# Small steps |eta (y_hat - y) x_i| <= GA_STEP_MAX update the exponential terms by
+# multiplication (e^{theta - d} = e^theta e^{-d}, no exp call); a dense row is
+# recomputed from theta every RENEW_DENSE such updates so rounding cannot build up.
+cdef double RENEW_DENSE = 64.0
 
 
 cdef struct State:
@@ -248,6 +323,7 @@ cdef struct State:
     double* shift       # k   reference maximum of theta (or |theta|)
     double* scale       # k   omega_ji = scale_j * num_ji
     double* mass        # k   |changes| of norm since the last recompute
+    double* age         # k   multiplicative dense updates since the last recompute
     Py_ssize_t touched  # coordinates touched since the last recompute (CSR)
     double* intercept   # k
     double* a           # k   activations of the current trial
@@ -317,6 +393,7 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     s.shift[j] = shift
     s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
     s.mass[j] = 0.0
+    s.age[j] = 0.0
     _set_scale(s, j)
 
 
@@ -408,35 +485,74 @@ cdef inline double _sparse_dot(const double* w, const double* x_val,
     return (s0 + s1) + (s2 + s3)
 
 
-cdef inline bint _needs_reshift(State* s, double top, double shift) noexcept nogil:
-    """Whether a coordinate outgrew the row's shift enough to risk overflow."""
-    if s.psi == PSI_PNORM:
-        return top > shift * exp(SHIFT_SLACK / s.p)
-    return top - shift > SHIFT_SLACK
+cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
+    """Whether this update may scale the terms instead of recomputing them."""
+    return (s.psi != PSI_PNORM and s.psi != PSI_IDENTITY
+            and fabs(step) * x_top <= GA_STEP_MAX)
+
+
+cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x,
+                            double x_top) noexcept nogil:
+    """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
+    cdef Py_ssize_t base = j * s.n
+    cdef double total
+    if not _multiplicative(s, step, x_top) or s.age[j] >= RENEW_DENSE:
+        ga_axpy(s.theta + base, step, x, s.n)
+        _recompute_row(s, j)
+        return
+    if s.psi == PSI_EG_PM:
+        total = ga_rotate_terms(s.theta + base, s.num + base, s.den + base, step, x,
+                                s.n)
+    else:
+        total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
+    s.age[j] += 1.0
+    if not _normalized(s.psi):
+        return
+    s.norm[j] = total
+    # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
+    if not exp(-SHIFT_SLACK) < total < exp(SHIFT_SLACK):
+        _recompute_row(s, j)
+    else:
+        _set_scale(s, j)
 
 
 cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
-                             const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+                             const index_t* x_ind, Py_ssize_t nnz,
+                             double x_top) noexcept nogil:
     """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
 
-    The new terms are computed on a gathered copy (so the exponentials vectorize) and
+    The new terms are computed into row buffers, by multiplication for small steps
+    or else from the gathered theta (so the exponentials vectorize), then scattered;
     the normalizer is updated by their change.
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
-    cdef double top, old, v, total = 0.0, mass = 0.0
-    for q in range(nnz):
-        i = x_ind[q]
-        theta[i] -= step * x_val[q]
-        s.row_theta[q] = theta[i]
+    cdef double top = 0.0, old, d, c, sh, total = 0.0, mass = 0.0
     if s.psi == PSI_IDENTITY:
+        for q in range(nnz):
+            theta[x_ind[q]] -= step * x_val[q]
         return
-    _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
+    if _multiplicative(s, step, x_top):
+        for q in range(nnz):
+            i = base + x_ind[q]
+            d = step * x_val[q]
+            s.theta[i] -= d
+            ga_cosh_sinh(d, &c, &sh)
+            if s.psi == PSI_EG_PM:
+                s.row_num[q] = c * s.num[i] - sh * s.den[i]
+                s.row_den[q] = c * s.den[i] - sh * s.num[i]
+            else:
+                s.row_num[q] = s.num[i] * (c - sh)
+    else:
+        for q in range(nnz):
+            i = x_ind[q]
+            theta[i] -= step * x_val[q]
+            s.row_theta[q] = theta[i]
+        _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
     if not _normalized(s.psi):
         for q in range(nnz):
             s.num[base + x_ind[q]] = s.row_num[q]
         return
-    top = s.shift[j]
     for q in range(nnz):
         i = base + x_ind[q]
         old = s.den[i]
@@ -444,12 +560,14 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         s.den[i] = s.row_den[q]
         total += s.row_den[q] - old
         mass += fabs(s.row_den[q]) + fabs(old)
-        v = _shift_value(s, s.row_theta[q])
-        if v > top:
-            top = v
+        if s.row_den[q] > top:
+            top = s.row_den[q]
     s.norm[j] += total
     s.mass[j] += mass
-    if (_needs_reshift(s, top, s.shift[j]) or not s.norm[j] > exp(-SHIFT_SLACK)
+    # A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
+    # shift is stale; many changes summed into the normalizer may have eaten its
+    # precision: then the row is recomputed.
+    if (top > exp(SHIFT_SLACK) or not s.norm[j] > exp(-SHIFT_SLACK)
             or s.mass[j] > MASS_LIMIT * s.norm[j]):
         _recompute_row(s, j)
     else:
@@ -465,7 +583,7 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j
-    cdef double residual, dot, step_scale = s.eta * weight
+    cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
     cdef bint fuse = dense and x_next != NULL and s.psi == PSI_IDENTITY
     for j in range(s.k):
         if s.dot_ready:
@@ -484,6 +602,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     if s.psi == PSI_EG_PM:
         # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
         step_scale *= s.U
+    if s.psi != PSI_IDENTITY and s.psi != PSI_PNORM and nnz > 0:
+        x_top = ga_max(x_val, nnz, 1)
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
         # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
@@ -495,11 +615,9 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
                                    x_next, nnz)
         elif dense:
-            ga_axpy(s.theta + j * s.n, step_scale * residual, x_val, nnz)
-            if s.psi != PSI_IDENTITY:
-                _recompute_row(s, j)
+            _update_dense_row(s, j, step_scale * residual, x_val, x_top)
         else:
-            _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz)
+            _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz, x_top)
         if s.fit_intercept:
             s.intercept[j] -= s.eta * weight * residual
     s.dot_ready = fuse
@@ -538,7 +656,7 @@ cdef class TrialLoop:
     cdef double[:, ::1] num
     cdef double[:, ::1] den
     cdef double[::1] intercept
-    cdef double[::1] buffers   # norm, shift, scale, mass, a, y_hat, dot (k each)
+    cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot (k each)
     cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
@@ -550,7 +668,7 @@ cdef class TrialLoop:
         self.intercept = intercept
         self.num = theta if psi == PSI_IDENTITY else np.empty((k, n))
         self.den = self.num if psi != PSI_EG_PM and psi != PSI_PNORM else np.empty((k, n))
-        self.buffers = np.zeros(7 * k)
+        self.buffers = np.zeros(8 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
         self.s.fit_intercept = fit_intercept
@@ -562,9 +680,10 @@ cdef class TrialLoop:
         self.s.shift = &self.buffers[k]
         self.s.scale = &self.buffers[2 * k]
         self.s.mass = &self.buffers[3 * k]
-        self.s.a = &self.buffers[4 * k]
-        self.s.y_hat = &self.buffers[5 * k]
-        self.s.dot = &self.buffers[6 * k]
+        self.s.age = &self.buffers[4 * k]
+        self.s.a = &self.buffers[5 * k]
+        self.s.y_hat = &self.buffers[6 * k]
+        self.s.dot = &self.buffers[7 * k]
         with nogil:
             _recompute_all(&self.s)
 
