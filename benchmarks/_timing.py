@@ -16,16 +16,21 @@ def rows(m):
     return max(1000, int(m * SCALE))
 
 
-def best_time(function, repeat=REPEAT):
-    """Smallest wall time of ``repeat`` calls (the least disturbed run)."""
-    best = float("inf")
+def best_times(*functions, repeat=REPEAT):
+    """Smallest wall time of each function over ``repeat`` rounds.
+
+    The functions run in turn within each round, so that a load from other
+    processes on the machine slows all of them alike and the ratios stay fair.
+    """
+    best = [float("inf")] * len(functions)
     with warnings.catch_warnings():
         # max_iter=1 with tol=None: SGD warns that it did not converge; expected.
         warnings.simplefilter("ignore", ConvergenceWarning)
         for _ in range(repeat):
-            start = time.perf_counter()
-            function()
-            best = min(best, time.perf_counter() - start)
+            for index, function in enumerate(functions):
+                start = time.perf_counter()
+                function()
+                best[index] = min(best[index], time.perf_counter() - start)
     return best
 
 

@@ -6,7 +6,7 @@ do the same arithmetic: the times compare implementations, not algorithms.
 """
 
 import numpy as np
-from _timing import best_time, header, report, rows
+from _timing import best_times, header, report, rows
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
 from sklearn_ga import GAClassifier, GARegressor
@@ -24,23 +24,28 @@ def dense_case(m, n, seed=0):
     shape = f"{X.shape[0]}x{n}"
     w = np.ones(n)
 
-    ga = best_time(lambda: GARegressor(eta=eta, **ONE_PASS).fit(X, y))
-    sgd = best_time(lambda: SGDRegressor(eta0=eta, **SGD).fit(X, y))
-    matvec = best_time(lambda: X @ w)
+    ga, sgd, matvec = best_times(
+        lambda: GARegressor(eta=eta, **ONE_PASS).fit(X, y),
+        lambda: SGDRegressor(eta0=eta, **SGD).fit(X, y),
+        lambda: X @ w,
+    )
     report(f"1. dense GD epoch {shape}", ga, sgd, "SGDRegressor", 0.5)
     report(f"1. dense GD epoch {shape}", ga, matvec, "X @ w", 3)
 
-    ga_logistic = best_time(lambda: GAClassifier(eta=eta, **ONE_PASS).fit(X, labels))
-    sgd_logistic = best_time(
-        lambda: SGDClassifier(loss="log_loss", eta0=eta, **SGD).fit(X, labels))
+    ga_logistic, sgd_logistic = best_times(
+        lambda: GAClassifier(eta=eta, **ONE_PASS).fit(X, labels),
+        lambda: SGDClassifier(loss="log_loss", eta0=eta, **SGD).fit(X, labels),
+    )
     report(f"2. dense logistic epoch {shape}", ga_logistic, sgd_logistic,
            "SGDClassifier", 0.5)
 
     if n >= 1000:
         # U = 10 bounds ||w||_1 well above the target's 5: EG± can fit it.
-        eg_pm = best_time(
-            lambda: GARegressor(psi="eg_pm", U=10.0, eta=eta, **ONE_PASS).fit(X, y))
-        report(f"3. dense EG± epoch {shape}", eg_pm, ga, "GA GD", 2)
+        eg_pm, gd = best_times(
+            lambda: GARegressor(psi="eg_pm", U=10.0, eta=eta, **ONE_PASS).fit(X, y),
+            lambda: GARegressor(eta=eta, **ONE_PASS).fit(X, y),
+        )
+        report(f"3. dense EG± epoch {shape}", eg_pm, gd, "GA GD", 2)
 
 
 def cases():
