@@ -14,14 +14,20 @@ Design
   per-coordinate term and ``scale`` comes from a normalizer ``norm_j = sum_i den_ji``.
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
-* A dense row is recomputed from theta after each update (every coordinate changes
-  anyway), shift and normalizer included. A CSR row updates only its nnz terms and
-  the normalizer incrementally; the row is recomputed in O(n) only when the shift
-  drifts, when the changes summed into the normalizer could have eaten its precision,
-  or after TOUCH_LIMIT * n touched coordinates, so each trial costs O(nnz) amortized.
-* The row primitives (dot, axpy, sums, exponentials) are C loops that the compiler
-  vectorizes, with a branch-free exp; no -ffast-math, so NaN and inf propagate and
-  divergence is detected with isfinite.
+* Exponential terms (softmax, eg_pm, exp) follow a small step d = eta (y_hat - y) x_i
+  multiplicatively, e^{theta - d} = e^theta e^{-d} with e^{-d} = cosh d - sinh d
+  from short series, so a trial calls no exp; a large step recomputes the terms.
+* A dense row is recomputed from theta (shift and normalizer included) after a large
+  step, after RENEW_DENSE small ones, or always for pnorm. A CSR row updates only its
+  nnz terms and the normalizer incrementally; the row is recomputed in O(n) only when
+  the shift drifts, when the changes summed into the normalizer could have eaten its
+  precision, or after TOUCH_LIMIT * n touched coordinates: O(nnz) amortized per trial.
+* Dense psi = identity sums the next trial's dot product in the same pass as this
+  trial's update, so X is streamed once.
+* The row primitives (dot, axpy, sums, exp, log) are C loops that the compiler
+  vectorizes, with a branch-free exp and log; no -ffast-math, so NaN and inf
+  propagate and divergence is detected with isfinite. Non-finite inputs make the
+  activation non-finite at once, which is how the caller's NaN/inf check of X works.
 * Validation, allocation and dtype handling live in Python; this module only loops.
   Failures (non-finite activation, prediction, loss or parameters) are returned as a
   status with the trial index, so the caller can report them and discard the state.

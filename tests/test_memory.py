@@ -73,3 +73,22 @@ def test_float32_input_is_accepted_and_equals_float64():
     from64.partial_fit(X32.astype(np.float64), y)
     np.testing.assert_array_equal(from32.coef_, from64.coef_)
     assert from32.cumulative_loss_ == from64.cumulative_loss_
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("psi", ["identity", "softmax", "pnorm"])
+def test_non_finite_x_is_reported_without_a_separate_pass(bad, sparse, psi):
+    # X is not scanned for NaN/inf before the trial loop (that would be a pass
+    # over X); the loop's finite check of the activations catches them instead.
+    X, y = _data(m=200, n=5)
+    model = GARegressor(psi=psi, phi="tanh", eta=0.05, p=3.0).partial_fit(X, y)
+    before = model.coef_.copy(), model.t_, model.cumulative_loss_
+    X_bad = X.copy()
+    X_bad[150, 3] = bad
+    X_bad = sp.csr_matrix(X_bad) if sparse else X_bad
+    for call in (model.partial_fit, GARegressor(psi=psi, phi="tanh", eta=0.05).fit):
+        with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
+            call(X_bad, y)
+    np.testing.assert_array_equal(model.coef_, before[0])
+    assert (model.t_, model.cumulative_loss_) == before[1:]
