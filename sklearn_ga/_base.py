@@ -223,7 +223,8 @@ class BaseGA(BaseEstimator):
 
     def _outputs(self, A):
         """phi(A), checked to be finite (phi='exp' can overflow)."""
-        Y = PHI[self.phi].transfer(A)
+        with np.errstate(over="ignore"):  # overflow is reported below, as an error
+            Y = PHI[self.phi].transfer(A)
         if not np.all(np.isfinite(Y)):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="
