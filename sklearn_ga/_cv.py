@@ -80,6 +80,12 @@ class _GridMixin:
             thetas, intercepts = np.zeros((G, k, n)), np.zeros((G, k))
             losses, t = np.zeros(G), 0
         else:
+            if self._grid() != self._configs:
+                raise ValueError(
+                    f"The grid of {type(self).__name__} (etas, Us) changed since the "
+                    "first call to partial_fit; it is fixed for a stream. Call fit to "
+                    "restart with the new grid."
+                )
             thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
             losses, t = self.progressive_loss_.copy(), self.t_
         m = X.shape[0]
