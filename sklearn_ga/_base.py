@@ -22,7 +22,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._kernel import Status, TrialLoop
+from ._kernel import LossCode, Status, TrialLoop, UpdateCode
 from ._phi import PHI
 from ._psi import PSI
 
@@ -63,6 +63,9 @@ class BaseGA(BaseEstimator):
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "update": [StrOptions({"explicit", "implicit", "natural"})],
+        "loss": [StrOptions({"matching", "square"})],
+        "Y": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     # -- hooks of the subclasses -------------------------------------------------
@@ -119,7 +122,7 @@ class BaseGA(BaseEstimator):
         stop_on_tol = epochs and self.tol is not None
         k, n = Y.shape[1], X.shape[1]
         if first_call:
-            theta, intercept = np.zeros((k, n)), np.zeros(k)
+            theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
             t, cumulative_loss = 0, 0.0
         else:
             theta, intercept = self.theta_.copy(), self.intercept_.copy()
@@ -161,10 +164,61 @@ class BaseGA(BaseEstimator):
         return self._set_state(theta, intercept, eta=eta, U=self.U, n_iter=epoch, t=t,
                                cumulative_loss=cumulative_loss)
 
+    def _initial_parameters(self, shape):
+        """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
+        return np.full(shape, PSI[self.psi].start)
+
     def _trial_loop(self, theta, intercept, eta, U):
         """The compiled loop over parameters (theta, intercept), updated in place."""
+        update, loss, clip_low, clip_high = self._options()
         return TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(U), float(self.p), bool(self.fit_intercept))
+                         eta, float(U), float(self.p), bool(self.fit_intercept),
+                         update, loss, clip_low, clip_high)
+
+    def _options(self):
+        """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.
+
+        Raises ValueError for combinations the papers do not define.
+        """
+        psi, phi = PSI[self.psi], PHI[self.phi]
+        name = type(self).__name__
+        if self.update != "explicit" and psi.geodesic:
+            raise ValueError(
+                f"psi={self.psi!r} moves the weights along geodesics (KMWW eq. 10), "
+                f"its own update rule; update={self.update!r} applies to the additive "
+                "psi. Use update='explicit' with this psi."
+            )
+        if self.update == "implicit" and (self.loss != "matching"
+                                          or phi.inverse is None):
+            raise ValueError(
+                f"{name}(update='implicit') solves KW01 eq. (22), a monotone equation "
+                "for the matching loss of a coordinate-wise increasing phi; it is not "
+                f"available with phi={self.phi!r} and loss={self.loss!r}. Use "
+                "update='explicit' or 'natural', or phi='identity', 'logistic', "
+                "'tanh', 'arctan' or 'exp' with loss='matching'."
+            )
+        if self.update == "natural" and self.psi == "pnorm":
+            raise ValueError(
+                "update='natural' needs the Jacobian of psi (KMWW eq. 5), which "
+                "psi='pnorm' lacks at theta = 0, where it starts. Use psi='identity' "
+                "(p = 2) or update='explicit'."
+            )
+        if self.loss == "square" and self.phi == "sign":
+            raise ValueError(
+                "loss='square' with phi='sign' never updates: the derivative of sign "
+                "is 0. Use loss='matching' (the Perceptron) or phi='tanh'."
+            )
+        clip_low, clip_high = -np.inf, np.inf
+        if self.Y is not None:
+            if phi.inverse is None:
+                raise ValueError(
+                    f"Y clips each prediction to [-Y, Y] (GA^Y, KW01 §4), which "
+                    f"phi={self.phi!r} does not allow (its predictions are "
+                    f"{phi.range_text()}). Use Y=None."
+                )
+            clip_low, clip_high = phi.activation_bounds(float(self.Y))
+        return (UpdateCode["UPDATE_" + self.update.upper()],
+                LossCode["LOSS_" + self.loss.upper()], clip_low, clip_high)
 
     def _divergence(self, trial, eta):
         return ValueError(
@@ -244,10 +298,16 @@ class BaseGA(BaseEstimator):
             )
         return A
 
+    def _clip_activations(self, A):
+        """GA^Y (KW01 §4) predicts phi(a) clipped to [-Y, Y]: a clipped to phi^-1."""
+        if self.Y is None:
+            return A
+        return np.clip(A, *PHI[self.phi].activation_bounds(float(self.Y)))
+
     def _outputs(self, A):
         """phi(A), checked to be finite (phi='exp' can overflow)."""
         with np.errstate(over="ignore"):  # overflow is reported below, as an error
-            Y = PHI[self.phi].transfer(A)
+            Y = PHI[self.phi].transfer(self._clip_activations(A))
         if not np.all(np.isfinite(Y)):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="

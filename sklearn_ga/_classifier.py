@@ -45,7 +45,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+            default="identity"
         Parameterization function (see :class:`GARegressor`).
     phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
         Transfer function; its matching loss is the loss (log loss for logistic and
@@ -59,6 +60,17 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class.
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
+    update : {"explicit", "implicit", "natural"}, default="explicit"
+        Update rule: KW01 eq. (23), the exact implicit rule of eq. (22) (not for
+        ``phi="softmax"`` or ``"sign"``), or the natural rule of KMWW eq. (5)
+        (see :class:`GARegressor`).
+    loss : {"matching", "square"}, default="matching"
+        The matching loss of phi, or the square loss ``0.5 ||phi(a) - y||^2``
+        updated by its gradient (GA_L, KW01 eq. 35); not for ``phi="sign"``.
+    Y : float or None, default=None
+        Clip the predictions phi(a) to ``[-Y, Y]`` before they are charged and used
+        in the update (GA^Y, KW01 §4) and in :meth:`predict_proba`; for
+        ``phi="logistic"`` and ``"tanh"``.
     fit_intercept : bool, default=True
         Whether to learn intercepts.
     max_iter : int, default=1000
@@ -94,7 +106,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
     t_ : int
         Number of trials seen since the model was reset.
     cumulative_loss_ : float
-        Sum of the matching losses of the predictions made before each update.
+        Sum of the losses (see ``loss``) of the predictions made before each
+        update.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -138,6 +151,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     _target_validation = {"multi_output": False}
 
     def __init__(self, psi="identity", phi="logistic", *, eta="theory", U=1.0, p=2.0,
+                 update="explicit", loss="matching", Y=None,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
@@ -145,6 +159,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.eta = eta
         self.U = U
         self.p = p
+        self.update = update
+        self.loss = loss
+        self.Y = Y
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
@@ -312,7 +329,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities of the classes, in the order of ``classes_``.
         """
-        A = self._activations(X)
+        A = self._clip_activations(self._activations(X))
         if self.phi == "softmax":
             return softmax(A, axis=1)
         # (1 + tanh a) / 2 = logistic(2a).

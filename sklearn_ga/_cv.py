@@ -30,6 +30,9 @@ CHUNK_BYTES = 1 << 19
 class _GridMixin:
     """Lock-step training and selection shared by the two CV estimators."""
 
+    # The grid searches the explicit GA rule with the matching loss, unclipped.
+    update, loss, Y = "explicit", "matching", None
+
     _grid_constraints = {
         "psi": [StrOptions(set(PSI))],
         "etas": [Interval(Integral, 1, None, closed="left"), "array-like"],
@@ -77,7 +80,7 @@ class _GridMixin:
         if first_call:
             self._configs = self._grid()
             G, k, n = len(self._configs), Y.shape[1], X.shape[1]
-            thetas, intercepts = np.zeros((G, k, n)), np.zeros((G, k))
+            thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
             losses, t = np.zeros(G), 0
         else:
             if self._grid() != self._configs:
@@ -124,7 +127,7 @@ class _GridMixin:
         G, k, n = len(self._configs), Y.shape[1], X.shape[1]
         totals = np.zeros(G)
         for train, test in cv.split(X):
-            thetas, intercepts = np.zeros((G, k, n)), np.zeros((G, k))
+            thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
             diverged = np.zeros(G)
             self._lockstep(X, Y, sample_weight, train.astype(np.intp), thetas,
                            intercepts, diverged)

@@ -294,6 +294,19 @@ cdef extern from *:
         }
     }
 
+    /* Simplex (Fisher metric) terms: omega_i = theta_i^2 / sum theta^2 (KMWW Ex. 3
+       with theta = sqrt(p) up to scale); num = den = (theta / shift)^2. */
+    GA_SIMD static void ga_square_terms(const double* theta, double* num, double* den,
+                                        double shift, Py_ssize_t n) {
+        Py_ssize_t q;
+        double r;
+        for (q = 0; q < n; q++) {
+            r = theta[q] / shift;
+            num[q] = r * r;
+            den[q] = r * r;
+        }
+    }
+
     GA_SIMD static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
         Py_ssize_t q;
         for (q = 0; q < n; q++)
@@ -313,6 +326,8 @@ cdef extern from *:
     void ga_eg_pm_terms(const double* theta, double* num, double* den, double shift,
                         Py_ssize_t n) noexcept nogil
     void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) noexcept nogil
+    void ga_square_terms(const double* theta, double* num, double* den, double shift,
+                         Py_ssize_t n) noexcept nogil
     void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
                         double p, Py_ssize_t n) noexcept nogil
     double GA_STEP_MAX
@@ -322,7 +337,8 @@ cdef extern from *:
     double ga_rotate_terms(double* theta, double* num, double* den, double step,
                            const double* x, Py_ssize_t n) noexcept nogil
 
-from libc.math cimport exp, log, log1p, fabs, tanh, atan, cos, pow, isfinite
+from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
+                        pow, isfinite)
 from libc.stdint cimport int32_t, int64_t
 
 # Parameterization functions psi (registry: sklearn_ga/_psi.py).
@@ -332,6 +348,8 @@ cpdef enum PsiCode:
     PSI_EG_PM = 2
     PSI_EXP = 3
     PSI_PNORM = 4
+    PSI_SPHERE = 5
+    PSI_SIMPLEX = 6
 
 # Transfer functions phi (registry: sklearn_ga/_phi.py).
 cpdef enum PhiCode:
@@ -342,6 +360,17 @@ cpdef enum PhiCode:
     PHI_EXP = 4
     PHI_SOFTMAX = 5
     PHI_SIGN = 6
+
+# Update rules (KW01 eq. 23 explicit, eq. 22/25 implicit; KMWW eq. 5 natural).
+cpdef enum UpdateCode:
+    UPDATE_EXPLICIT = 0
+    UPDATE_IMPLICIT = 1
+    UPDATE_NATURAL = 2
+
+# Loss minimized: the matching loss of phi, or the square loss (GA_L, KW01 eq. 35).
+cpdef enum LossCode:
+    LOSS_MATCHING = 0
+    LOSS_SQUARE = 1
 
 cpdef enum Status:
     OK = 0
@@ -392,10 +421,25 @@ cdef struct State:
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
+    # Options of issue 6, read only by _trial_options (the plain GA rule skips them).
+    bint options        #     whether any option below differs from plain GA
+    int update          #     UpdateCode
+    int loss_kind       #     LossCode
+    double clip_low     #     activations are clipped to [clip_low, clip_high]
+    double clip_high    #     (GA^Y: predictions clipped to [-Y, Y], KW01 §4)
+    double* residual    # k   dL/da of the trial (the step is eta * residual * x)
+    double* wx          # k   omega_j . x without intercept
+    double* row_x       # nnz per-coordinate inputs of a simplex step (scratch)
 
 
 cdef inline bint _normalized(int psi) noexcept nogil:
-    return psi == PSI_SOFTMAX or psi == PSI_EG_PM or psi == PSI_PNORM
+    return (psi == PSI_SOFTMAX or psi == PSI_EG_PM or psi == PSI_PNORM
+            or _geodesic(psi))
+
+
+cdef inline bint _geodesic(int psi) noexcept nogil:
+    """Weights on a manifold updated along geodesics (KMWW Examples 2, 3)."""
+    return psi == PSI_SPHERE or psi == PSI_SIMPLEX
 
 
 cdef inline double _shift_value(State* s, double theta) noexcept nogil:
@@ -418,18 +462,28 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
     elif s.psi == PSI_PNORM:
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
         ga_pnorm_terms(theta, num, den, shift, s.p, n)
+    elif s.psi == PSI_SPHERE:
+        # omega = U theta / ||theta||_2: the p = 2 terms theta / shift, (theta / shift)^2.
+        ga_pnorm_terms(theta, num, den, shift, 2.0, n)
+    elif s.psi == PSI_SIMPLEX:
+        ga_square_terms(theta, num, den, shift, n)
+
+
+cdef inline double _scale_value(State* s, double norm, double shift) noexcept nogil:
+    """omega_ji = scale_j * num_ji for a row with this normalizer and shift."""
+    if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
+        return 1.0 / norm
+    elif s.psi == PSI_EG_PM:
+        return s.U / norm
+    elif s.psi == PSI_PNORM:
+        return 0.0 if norm == 0.0 else shift / pow(norm, (s.p - 2.0) / s.p)
+    elif s.psi == PSI_SPHERE:
+        return s.U / sqrt(norm)
+    return 1.0
 
 
 cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
-    if s.psi == PSI_SOFTMAX:
-        s.scale[j] = 1.0 / s.norm[j]
-    elif s.psi == PSI_EG_PM:
-        s.scale[j] = s.U / s.norm[j]
-    elif s.psi == PSI_PNORM:
-        s.scale[j] = 0.0 if s.norm[j] == 0.0 else (
-            s.shift[j] / pow(s.norm[j], (s.p - 2.0) / s.p))
-    else:
-        s.scale[j] = 1.0
+    s.scale[j] = _scale_value(s, s.norm[j], s.shift[j])
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
@@ -438,7 +492,7 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     cdef double shift = 0.0
     if _normalized(s.psi):
         shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
-        if s.psi == PSI_PNORM and not shift > 0.0:
+        if s.psi != PSI_SOFTMAX and s.psi != PSI_EG_PM and not shift > 0.0:
             shift = 1.0
     if s.psi != PSI_IDENTITY:
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
@@ -539,7 +593,7 @@ cdef inline double _sparse_dot(const double* w, const double* x_val,
 
 cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
     """Whether this update may scale the terms instead of recomputing them."""
-    return (s.psi != PSI_PNORM and s.psi != PSI_IDENTITY
+    return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
             and fabs(step) * x_top <= GA_STEP_MAX)
 
 
@@ -626,6 +680,306 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         _set_scale(s, j)
 
 
+# -- Options of issue 6: GA^Y, GA_L, implicit, natural and geodesic updates ----------
+# They run in _trial_options, dispatched from _trial only when s.options is set, and
+# reuse the row primitives above for the weights.
+
+# The implicit equation is solved to this relative width of its bracket.
+cdef double IMPLICIT_TOL = 4.0 * 2.220446049250313e-16
+cdef int IMPLICIT_MAX_STEPS = 200
+
+
+cdef inline double _phi_value(int phi, double a) noexcept nogil:
+    """phi(a) of a coordinate-wise transfer function."""
+    if phi == PHI_LOGISTIC:
+        return 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+    if phi == PHI_TANH:
+        return tanh(a)
+    if phi == PHI_ARCTAN:
+        return atan(a)
+    if phi == PHI_EXP:
+        return exp(a)
+    return a
+
+
+cdef double _square_loss(State* s, const double* y) noexcept nogil:
+    """1/2 ||y_hat - y||^2 and its gradient in a, residual = dL/da (GA_L, KW01 eq. 35)."""
+    cdef Py_ssize_t j
+    cdef double d, slope, loss = 0.0, inner = 0.0
+    for j in range(s.k):
+        d = s.y_hat[j] - y[j]
+        loss += 0.5 * d * d
+        inner += s.y_hat[j] * d
+    for j in range(s.k):
+        d = s.y_hat[j] - y[j]
+        if s.phi == PHI_SOFTMAX:
+            # The softmax Jacobian diag(y_hat) - y_hat y_hat^T applied to d.
+            s.residual[j] = s.y_hat[j] * (d - inner)
+            continue
+        if s.phi == PHI_LOGISTIC:
+            slope = s.y_hat[j] * (1.0 - s.y_hat[j])
+        elif s.phi == PHI_TANH:
+            slope = 1.0 - s.y_hat[j] * s.y_hat[j]
+        elif s.phi == PHI_ARCTAN:
+            slope = 1.0 / (1.0 + s.a[j] * s.a[j])
+        elif s.phi == PHI_EXP:
+            slope = s.y_hat[j]
+        else:
+            slope = 1.0
+        s.residual[j] = d * slope
+    return loss
+
+
+cdef inline double _rescale(State* s, double shift, double new_shift) noexcept nogil:
+    """Factor taking normalizer terms from units of ``shift`` to ``new_shift``."""
+    if s.psi == PSI_PNORM:
+        return pow(shift / new_shift, s.p)
+    return exp(shift - new_shift)
+
+
+cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
+                                  Py_ssize_t nnz) noexcept nogil:
+    """sum_i den_ji over the coordinates a (canonical, sorted) CSR row leaves alone."""
+    cdef Py_ssize_t q, i, base = j * s.n
+    cdef double rest = s.norm[j]
+    for q in range(nnz):
+        rest -= s.den[base + x_ind[q]]
+    if rest >= 0.25 * s.norm[j]:
+        return rest
+    # The touched terms carry most of the normalizer: sum the others exactly, O(n).
+    rest = 0.0
+    q = 0
+    for i in range(s.n):
+        if q < nnz and x_ind[q] == i:
+            q += 1
+        else:
+            rest += s.den[base + i]
+    return rest
+
+
+cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
+                          const index_t* x_ind, Py_ssize_t nnz, bint dense, double y,
+                          double h, double hb, double rest) noexcept nogil:
+    """F(v) = v - (phi(psi(theta_j - h v x) . x + b_j - hb v) - y), increasing in v.
+
+    Its root is the residual of the implicit update, KW01 eq. (22) (row j of eq. 25).
+    ``rest`` is the normalizer of the coordinates x does not touch (0 for dense rows).
+    """
+    cdef Py_ssize_t q, base = j * s.n
+    cdef double shift = s.shift[j], top, dot = 0.0, scale = 1.0, a
+    for q in range(nnz):
+        s.row_theta[q] = s.theta[base + (q if dense else x_ind[q])] - h * v * x_val[q]
+    if s.psi == PSI_IDENTITY:
+        for q in range(nnz):
+            dot += s.row_theta[q] * x_val[q]
+    else:
+        if _normalized(s.psi) and nnz > 0:
+            # Terms relative to the largest new parameter, so that none overflows.
+            top = ga_max(s.row_theta, nnz, s.psi != PSI_SOFTMAX)
+            if s.psi == PSI_PNORM and not top > 0.0:
+                top = 1.0
+            if dense or top > shift:
+                rest *= _rescale(s, shift, top)
+                shift = top
+        _terms(s, s.row_theta, s.row_num, s.row_den, shift, nnz)
+        for q in range(nnz):
+            dot += s.row_num[q] * x_val[q]
+        if _normalized(s.psi):
+            scale = _scale_value(s, rest + ga_sum(s.row_den, nnz), shift)
+    a = scale * dot + s.intercept[j] - hb * v
+    a = fmin(fmax(a, s.clip_low), s.clip_high)
+    return v - (_phi_value(s.phi, a) - y)
+
+
+cdef double _implicit_residual(State* s, Py_ssize_t j, double r0, const double* x_val,
+                               const index_t* x_ind, Py_ssize_t nnz, bint dense,
+                               double y, double h, double hb) noexcept nogil:
+    """The root v of _implicit_gap: KW01 eq. (22) solved to machine precision.
+
+    F(0) = -r0 and F(r0) has the sign of r0 (r0 = phi(a) - y, the explicit residual),
+    so [0, r0] brackets the root. Regula falsi with the Illinois modification
+    converges superlinearly; bisection replaces a step that leaves the bracket or
+    that twice in a row fails to halve it.
+    """
+    cdef double rest = 0.0, lo = 0.0, flo = -r0, hi = r0, fhi, mid, fmid
+    cdef double width = fabs(r0), last
+    cdef int step, slow = 0
+    if r0 == 0.0:
+        return 0.0
+    if not dense and _normalized(s.psi):
+        rest = _untouched_normalizer(s, j, x_ind, nnz)
+    fhi = _implicit_gap(s, j, hi, x_val, x_ind, nnz, dense, y, h, hb, rest)
+    if not fhi * flo < 0.0:
+        # F(r0) = 0 up to rounding (or NaN, reported by the caller).
+        return hi if fhi == fhi else fhi
+    for step in range(IMPLICIT_MAX_STEPS):
+        mid = hi - fhi * (hi - lo) / (fhi - flo)
+        if slow >= 2 or not fmin(lo, hi) < mid < fmax(lo, hi):
+            mid = 0.5 * (lo + hi)
+        fmid = _implicit_gap(s, j, mid, x_val, x_ind, nnz, dense, y, h, hb, rest)
+        if fmid == 0.0 or fmid != fmid:
+            return mid if fmid == 0.0 else fmid
+        if fmid * fhi < 0.0:
+            lo, flo = hi, fhi
+        else:
+            flo *= 0.5  # Illinois: the end point kept twice counts half
+        hi, fhi = mid, fmid
+        last, width = width, fabs(hi - lo)
+        slow = slow + 1 if width > 0.5 * last else 0
+        if width <= IMPLICIT_TOL * fmax(fabs(lo), fabs(hi)):
+            break
+    return hi
+
+
+cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val,
+                        const index_t* x_ind, Py_ssize_t nnz, bint dense) noexcept nogil:
+    """theta_j <- theta_j - step Dpsi(theta_j)^T x (KMWW eq. 5), O(n) per row.
+
+    Dpsi is symmetric (KW01 §3): diag(omega) - omega omega^T for softmax, diag(omega)
+    for exp, (U / Z) diag(cosh theta) - omega omega^T / U for EG+- (Z = sum cosh).
+    """
+    cdef Py_ssize_t q, i, base = j * s.n
+    cdef double along = 0.0, slope
+    if s.psi == PSI_SOFTMAX:
+        along = step * s.wx[j]
+    elif s.psi == PSI_EG_PM:
+        along = step * s.wx[j] / s.U
+    if along != 0.0:
+        # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
+        for i in range(s.n):
+            s.theta[base + i] += along * s.scale[j] * s.num[base + i]
+    for q in range(nnz):
+        i = base + (q if dense else x_ind[q])
+        # The diagonal: omega_i, or (U / Z) cosh theta_i = scale * den_i for EG+-.
+        slope = s.scale[j] * (s.den[i] if s.psi == PSI_EG_PM else s.num[i])
+        s.theta[i] -= step * slope * x_val[q]
+    _recompute_row(s, j)
+
+
+cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
+                         const double* x_val, const index_t* x_ind, Py_ssize_t nnz,
+                         bint dense) noexcept nogil:
+    """Move omega_j along the geodesic of -eta grad L, grad_omega L = r x (KMWW eq. 10).
+
+    Sphere of radius R = U (Example 2): V = r (x - omega c / R^2), c = omega . x, and
+    omega' = omega cos(eta |V| / R) - R V / |V| sin(eta |V| / R) = alpha omega - beta x.
+    Simplex, Fisher metric (Example 3): u = sqrt(omega) on the unit sphere,
+    V = r u (x - c), |V|^2 = r^2 (sum omega x^2 - c^2) and
+    u' = u cos(eta |V| / 2) - V / |V| sin(eta |V| / 2) = u (alpha - beta x).
+    theta matters only up to a positive factor (omega = R theta / |theta| or
+    theta^2 / |theta|^2), so while alpha >= 1/2 theta takes the O(nnz) step
+    theta - (beta / alpha) (x or theta x); otherwise the row is rebuilt from omega'.
+    """
+    cdef Py_ssize_t q, i, base = j * s.n
+    cdef double c = s.wx[j], quad = 0.0, radius, g, angle, ratio, alpha, beta, scale
+    cdef double sign = 1.0 if r > 0.0 else -1.0
+    cdef bint sphere = s.psi == PSI_SPHERE
+    for q in range(nnz):
+        quad += x_val[q] * x_val[q] * (1.0 if sphere else
+                                       s.scale[j] * s.num[base + (q if dense else x_ind[q])])
+    radius = s.U if sphere else 2.0
+    g = quad - c * c / (radius * radius) if sphere else quad - c * c
+    if not g > 0.0:
+        return  # the gradient is normal to the manifold: no move
+    g = sqrt(g)  # |V| = |r| g
+    angle = eta * fabs(r) * g / radius
+    ratio = sin(angle) * sign / g  # sin(angle) r / |V|
+    if sphere:
+        alpha = cos(angle) + ratio * c / radius
+        beta = radius * ratio
+    else:
+        alpha = cos(angle) + ratio * c
+        beta = ratio
+    if alpha >= 0.5:
+        if sphere:
+            # theta = omega shift / scale: theta' = theta - (beta / alpha) shift/scale x.
+            scale = beta / alpha * s.shift[j] / s.scale[j]
+            if dense:
+                _update_dense_row(s, j, scale, x_val, 0.0)
+            else:
+                _update_sparse_row(s, j, scale, x_val, x_ind, nnz, 0.0)
+            return
+        for q in range(nnz):
+            s.row_x[q] = s.theta[base + (q if dense else x_ind[q])] * x_val[q]
+        if dense:
+            ga_axpy(s.theta + base, beta / alpha, s.row_x, nnz)
+            _recompute_row(s, j)
+        else:
+            _update_sparse_row(s, j, beta / alpha, s.row_x, x_ind, nnz, 0.0)
+        return
+    # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
+    for q in range(nnz):
+        s.row_x[q] = s.theta[base + (q if dense else x_ind[q])]
+    for i in range(s.n):
+        if sphere:
+            s.theta[base + i] = alpha * s.scale[j] * s.num[base + i]
+        else:
+            s.theta[base + i] *= alpha
+    for q in range(nnz):
+        i = base + (q if dense else x_ind[q])
+        if sphere:
+            s.theta[i] -= beta * x_val[q]
+        else:
+            s.theta[i] = s.row_x[q] * (alpha - beta * x_val[q])
+    _recompute_row(s, j)
+
+
+cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
+                         Py_ssize_t nnz, bint dense, const double* y, double weight,
+                         double* loss) noexcept nogil:
+    """One trial of GA with the options: clipped predictions (GA^Y, KW01 §4), the
+    square loss (GA_L, eq. 35), implicit (eq. 22) or natural (KMWW eq. 5) updates
+    and geodesic parameterizations (KMWW Examples 2, 3)."""
+    cdef Py_ssize_t j
+    cdef double dot, r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
+    for j in range(s.k):
+        if dense:
+            dot = ga_dot(s.num + j * s.n, x_val, nnz)
+        else:
+            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
+        s.wx[j] = s.scale[j] * dot
+        s.a[j] = s.wx[j] + s.intercept[j]
+        if not isfinite(s.a[j]):
+            return False
+        # GA^Y: clipping phi(a) to [-Y, Y] is clipping a to [phi^-1(-Y), phi^-1(Y)].
+        s.a[j] = fmin(fmax(s.a[j], s.clip_low), s.clip_high)
+    s.dot_ready = False
+    loss[0] = _transfer_and_loss(s, y)
+    if s.loss_kind == LOSS_SQUARE:
+        loss[0] = _square_loss(s, y)
+    else:
+        for j in range(s.k):
+            s.residual[j] = s.y_hat[j] - y[j]
+    if not isfinite(loss[0]):
+        return False
+    if s.psi == PSI_EG_PM and s.update != UPDATE_NATURAL:
+        step_scale *= s.U  # HKW §III, as in _trial
+    if _multiplicative(s, 0.0, 0.0) and nnz > 0:  # psi with multiplicative steps
+        x_top = ga_max(x_val, nnz, 1)
+    for j in range(s.k):
+        r = s.residual[j]
+        if s.update == UPDATE_IMPLICIT:
+            # KW01 eq. (22): the residual at the new parameters, not at the old ones.
+            r = _implicit_residual(s, j, r, x_val, x_ind, nnz, dense, y[j], step_scale,
+                                   eta if s.fit_intercept else 0.0)
+            if not isfinite(r):
+                return False
+            s.residual[j] = r
+        if r == 0.0:
+            continue
+        if _geodesic(s.psi):
+            _geodesic_step(s, j, eta, r, x_val, x_ind, nnz, dense)
+        elif s.update == UPDATE_NATURAL and s.psi != PSI_IDENTITY:
+            _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)
+        elif dense:
+            _update_dense_row(s, j, step_scale * r, x_val, x_top)
+        else:
+            _update_sparse_row(s, j, step_scale * r, x_val, x_ind, nnz, x_top)
+        if s.fit_intercept:
+            s.intercept[j] -= eta * r
+    return True
+
+
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                         Py_ssize_t nnz, bint dense, const double* x_next,
                         const double* y, double weight, double* loss) noexcept nogil:
@@ -637,6 +991,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     cdef Py_ssize_t j
     cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
     cdef bint fuse = dense and x_next != NULL and s.psi == PSI_IDENTITY
+    if s.options:
+        return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
     for j in range(s.k):
         if s.dot_ready:
             dot = s.dot[j]
@@ -702,6 +1058,10 @@ cdef class TrialLoop:
         Learning rate, EG+- scale and p-norm exponent.
     fit_intercept : bool
         Whether b is learned.
+    update, loss : int, optional
+        Codes from :class:`UpdateCode` and :class:`LossCode`.
+    clip_low, clip_high : float, optional
+        Activations are clipped to this interval (GA^Y; infinite: no clipping).
     """
     cdef State s
     cdef double[:, ::1] theta
@@ -710,16 +1070,21 @@ cdef class TrialLoop:
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot (k each)
     cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
+    cdef double[::1] option_buffers  # residual, wx (k each)
+    cdef double[::1] option_row  # row_x (longest row)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
-                 double eta, double U, double p, bint fit_intercept):
+                 double eta, double U, double p, bint fit_intercept,
+                 int update=UPDATE_EXPLICIT, int loss=LOSS_MATCHING,
+                 double clip_low=float("-inf"), double clip_high=float("inf")):
         import numpy as np
 
         k, n = theta.shape[0], theta.shape[1]
         self.theta = theta
         self.intercept = intercept
         self.num = theta if psi == PSI_IDENTITY else np.empty((k, n))
-        self.den = self.num if psi != PSI_EG_PM and psi != PSI_PNORM else np.empty((k, n))
+        self.den = (self.num if psi != PSI_EG_PM and psi != PSI_PNORM
+                    and psi != PSI_SPHERE else np.empty((k, n)))
         self.buffers = np.zeros(8 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
@@ -736,6 +1101,14 @@ cdef class TrialLoop:
         self.s.a = &self.buffers[5 * k]
         self.s.y_hat = &self.buffers[6 * k]
         self.s.dot = &self.buffers[7 * k]
+        self.option_buffers = np.zeros(2 * k)
+        self.s.residual = &self.option_buffers[0]
+        self.s.wx = &self.option_buffers[k]
+        self.s.update, self.s.loss_kind = update, loss
+        self.s.clip_low, self.s.clip_high = clip_low, clip_high
+        self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
+                          or clip_low > float("-inf") or clip_high < float("inf")
+                          or psi == PSI_SPHERE or psi == PSI_SIMPLEX)
         with nogil:
             _recompute_all(&self.s)
 
@@ -752,6 +1125,8 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double* x_next
+        if self.s.options:
+            self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = False
         with nogil:
             while t < n_trials:
@@ -809,6 +1184,10 @@ cdef class TrialLoop:
         """Make the gather buffers of CSR rows hold ``longest`` entries."""
         import numpy as np
 
+        if self.s.options and (self.option_row is None
+                               or self.option_row.shape[0] < longest):
+            self.option_row = np.empty(max(longest, 1))
+            self.s.row_x = &self.option_row[0]
         if self.row_buffers is not None and self.row_buffers.shape[0] >= 3 * longest:
             return
         self.row_buffers = np.empty(3 * max(longest, 1))

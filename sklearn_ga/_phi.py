@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, log_softmax, softmax, xlogy
+from scipy.special import expit, log_softmax, logit, softmax, xlogy
 
 from ._kernel import PhiCode
 
@@ -92,6 +92,10 @@ class TransferFunction:
     c : float or None
         c_phi of KW01 eq. (29), the largest slope of phi (``inf`` when unbounded,
         ``None`` for sign, which has no derivative to bound).
+    inverse : callable or None
+        ``inverse(v)`` is phi^-1(v) for v inside the range, for coordinate-wise
+        increasing phi (``None`` for softmax and sign); clipping predictions to
+        [-Y, Y] (GA^Y) clips activations to its image.
     """
 
     name: str
@@ -104,10 +108,17 @@ class TransferFunction:
     regression: bool
     classification: bool
     c: float | None
+    inverse: Callable | None = None
 
     def sample_loss(self, Y, A):
         """Matching loss summed over outputs: one value per sample."""
         return np.sum(self.loss(Y, A), axis=1)
+
+    def activation_bounds(self, Y):
+        """[low, high] for activations whose predictions phi(a) lie in [-Y, Y]."""
+        low = self.inverse(-Y) if -Y > self.low else -np.inf
+        high = self.inverse(Y) if Y < self.high else np.inf
+        return float(low), float(high)
 
     def range_text(self):
         if self.name == "softmax":
@@ -138,15 +149,16 @@ PHI = {
     entry.name: entry
     for entry in [
         TransferFunction("identity", PhiCode.PHI_IDENTITY, lambda a: a.copy(),
-                         _loss_identity, -np.inf, np.inf, True, True, False, 1.0),
+                         _loss_identity, -np.inf, np.inf, True, True, False, 1.0,
+                         lambda v: v),
         TransferFunction("logistic", PhiCode.PHI_LOGISTIC, expit, _loss_logistic,
-                         0.0, 1.0, True, True, True, 0.25),
+                         0.0, 1.0, True, True, True, 0.25, logit),
         TransferFunction("tanh", PhiCode.PHI_TANH, np.tanh, _loss_tanh,
-                         -1.0, 1.0, True, True, True, 1.0),
+                         -1.0, 1.0, True, True, True, 1.0, np.arctanh),
         TransferFunction("arctan", PhiCode.PHI_ARCTAN, np.arctan, _loss_arctan,
-                         -np.pi / 2, np.pi / 2, False, True, False, 1.0),
+                         -np.pi / 2, np.pi / 2, False, True, False, 1.0, np.tan),
         TransferFunction("exp", PhiCode.PHI_EXP, np.exp, _loss_exp,
-                         0.0, np.inf, True, True, False, np.inf),
+                         0.0, np.inf, True, True, False, np.inf, np.log),
         TransferFunction("softmax", PhiCode.PHI_SOFTMAX,
                          lambda a: softmax(a, axis=-1), _loss_softmax,
                          0.0, 1.0, True, True, True, 0.5),

@@ -3,6 +3,10 @@
 Each entry is defined here once, with its kernel code and a vectorized NumPy
 formula used for ``coef_``. Formulas: KW01 §3 and Examples 2, 5; HKW §III (EG±);
 DESIGN.md table. psi acts on each row of Theta (k x n) independently.
+
+The geodesic entries (``sphere``, ``simplex``) keep weights on a manifold and move
+them along its geodesics (KMWW Examples 2, 3) instead of by the additive step of
+KW01 eq. (23); their Theta is a point of the manifold up to a positive factor.
 """
 
 from collections.abc import Callable
@@ -46,6 +50,18 @@ def _pnorm(theta, U, p):
     return scale * np.sign(theta) * r ** (p - 1)
 
 
+def _sphere(theta, U, p):
+    # U theta / ||theta||_2, measured in units of max |theta| (no overflow).
+    shift = np.max(np.abs(theta), axis=-1, keepdims=True)
+    r = theta / np.where(shift > 0, shift, 1.0)
+    return U * r / np.linalg.norm(r, axis=-1, keepdims=True)
+
+
+def _simplex(theta, U, p):
+    # theta = sqrt(omega) up to a factor (KMWW Example 3).
+    return _sphere(theta, 1.0, p) ** 2
+
+
 def _row_norms(X, order):
     """max over rows of ||x||_order (dense or CSR)."""
     if sp.issparse(X):
@@ -87,6 +103,11 @@ def _b_pnorm(X, U, p):
     return (p - 1) * _row_norms(X, p) ** 2
 
 
+def _b_geodesic(X, U, p):
+    # KW01 Theorem 3 is about the additive update; a geodesic step has no b.
+    return np.inf
+
+
 @dataclass(frozen=True)
 class Parameterization:
     """A parameterization function psi of the GA algorithm.
@@ -109,6 +130,11 @@ class Parameterization:
         (``inf`` when no bound follows from X alone).
     description : str
         One line for docs and error messages.
+    geodesic : bool
+        Whether the update moves the weights along geodesics of a manifold (KMWW
+        eq. 10) rather than by the additive step of KW01 eq. (23).
+    start : float
+        Every parameter starts at this value (uniform weights on the manifold).
     """
 
     name: str
@@ -118,6 +144,8 @@ class Parameterization:
     constrained: bool
     input_bound: Callable
     description: str
+    geodesic: bool = False
+    start: float = 0.0
 
 
 PSI = {
@@ -133,5 +161,12 @@ PSI = {
                          "EGU: unnormalized positive weights"),
         Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, ("p",), False, _b_pnorm,
                          "p-norm algorithm (p >= 2)"),
+        Parameterization("sphere", PsiCode.PSI_SPHERE, _sphere, ("U",), True,
+                         _b_geodesic, "weights on the sphere of radius U, geodesic "
+                         "steps (KMWW Example 2)", geodesic=True, start=1.0),
+        Parameterization("simplex", PsiCode.PSI_SIMPLEX, _simplex, (), True,
+                         _b_geodesic, "weights on the probability simplex, geodesic "
+                         "steps of the Fisher metric (KMWW Example 3)", geodesic=True,
+                         start=1.0),
     ]
 }

@@ -24,11 +24,16 @@ class GARegressor(RegressorMixin, BaseGA):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+            default="identity"
         Parameterization function: ``"identity"`` (gradient descent),
         ``"softmax"`` (EG, weights on the probability simplex), ``"eg_pm"`` (EG±,
         signed weights of l1 norm at most ``U``; HKW §III), ``"exp"`` (EGU,
         unnormalized positive weights), ``"pnorm"`` (p-norm algorithm).
+        ``"sphere"`` and ``"simplex"`` keep the weights on the sphere of radius
+        ``U`` and on the probability simplex (Fisher metric) and move them along
+        geodesics (KMWW Examples 2, 3), starting from uniform weights; they need a
+        numeric ``eta`` and ``update="explicit"``.
     phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
             default="identity"
         Transfer function. The loss is its matching loss (square loss for
@@ -50,6 +55,25 @@ class GARegressor(RegressorMixin, BaseGA):
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent; about
         ``2 ln(n_features)`` suits sparse targets). Ignored otherwise.
+    update : {"explicit", "implicit", "natural"}, default="explicit"
+        Update rule. ``"explicit"``: ``Theta <- Theta - eta (y_hat - y) x^T``
+        (KW01 eq. 23). ``"implicit"``: the exact solution of KW01 eq. (22)/(25),
+        the residual taken at the updated parameters, ``Theta~ = Theta - eta
+        (phi(psi(Theta~) x + b~) - y) x^T`` (KMWW eq. 9), solved to machine
+        precision per output; it stays stable for learning rates at which the
+        explicit rule diverges. It needs the matching loss of a coordinate-wise
+        phi (not ``"softmax"``). ``"natural"``: ``theta <- theta - eta
+        Dpsi(theta)^T grad_omega L`` (KMWW eq. 5; with ``psi="exp"`` the natural EG
+        of KMWW Example 7); not for ``psi="pnorm"``. For ``psi="identity"`` the
+        natural rule is the explicit one.
+    loss : {"matching", "square"}, default="matching"
+        Loss minimized and charged in ``cumulative_loss_``: the matching loss of
+        phi, or ``"square"``, ``0.5 ||phi(a) - y||^2`` for any phi, updated by its
+        gradient ``(dL/da) x = (phi(a) - y) phi'(a) x`` (GA_L, KW01 eq. 35).
+    Y : float or None, default=None
+        Clip each prediction to ``[-Y, Y]`` before it is charged a loss and used in
+        the update (GA^Y, end of KW01 §4); :meth:`predict` clips too. ``None``: no
+        clipping. Not for ``phi="softmax"``.
     fit_intercept : bool, default=True
         Whether to learn an intercept b (updated by plain gradient descent).
     max_iter : int, default=1000
@@ -85,7 +109,7 @@ class GARegressor(RegressorMixin, BaseGA):
     t_ : int
         Number of trials (samples) seen since the model was reset.
     cumulative_loss_ : float
-        Sum over all trials seen of the (sample-weighted) matching loss of the
+        Sum over all trials seen of the (sample-weighted) loss (see ``loss``) of the
         prediction made before each update: Loss_phi(GA, S) in the papers.
     n_features_in_ : int
         Number of features seen during fit.
@@ -104,6 +128,8 @@ class GARegressor(RegressorMixin, BaseGA):
        multidimensional regression problems", Machine Learning 45, 2001.
     .. [HKW] D. P. Helmbold, J. Kivinen and M. K. Warmuth, "Relative loss bounds
        for single neurons", IEEE Trans. Neural Networks 10(6), 1999.
+    .. [KMWW] Krakowski, Mahony, Williamson and Warmuth, "A geometric view of
+       non-linear on-line stochastic gradient descent".
 
     Examples
     --------
@@ -128,6 +154,7 @@ class GARegressor(RegressorMixin, BaseGA):
     _target_validation = {"multi_output": True, "y_numeric": True}
 
     def __init__(self, psi="identity", phi="identity", *, eta="theory", U=1.0, p=2.0,
+                 update="explicit", loss="matching", Y=None,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
@@ -135,6 +162,9 @@ class GARegressor(RegressorMixin, BaseGA):
         self.eta = eta
         self.U = U
         self.p = p
+        self.update = update
+        self.loss = loss
+        self.Y = Y
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
