@@ -69,8 +69,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
         updated by its gradient (GA_L, KW01 eq. 35); not for ``phi="sign"``.
     Y : float or None, default=None
         Clip the predictions phi(a) to ``[-Y, Y]`` before they are charged and used
-        in the update (GA^Y, KW01 §4) and in :meth:`predict_proba`; for
-        ``phi="logistic"`` and ``"tanh"``.
+        in the update (GA^Y, KW01 §4); for ``phi="logistic"`` and ``"tanh"``.
+        :meth:`predict_proba` stays unclipped, so that it ranks the classes as
+        :meth:`decision_function` does.
     fit_intercept : bool, default=True
         Whether to learn intercepts.
     max_iter : int, default=1000
@@ -329,7 +330,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities of the classes, in the order of ``classes_``.
         """
-        A = self._clip_activations(self._activations(X))
+        A = self._activations(X)
         if self.phi == "softmax":
             return softmax(A, axis=1)
         # (1 + tanh a) / 2 = logistic(2a).

@@ -59,10 +59,13 @@ SIMPLEX_CHECKS = TARGET_RANGE_CHECKS + [
 ]
 
 
-def _configuration(estimator_class, psi, phi):
-    # "theory" needs finite b and c (KW01 eqs. 28-29): exp and sign take a number.
-    needs_number = psi == "exp" or PHI[phi].c is None or PHI[phi].c == float("inf")
-    return estimator_class(psi=psi, phi=phi, **({"eta": 1e-4} if needs_number else {}))
+def _configuration(estimator_class, psi, phi, **options):
+    # "theory" needs finite b and c (KW01 eqs. 28-29): exp, sign and the geodesic psi
+    # take a number.
+    needs_number = (psi == "exp" or PSI[psi].geodesic or PHI[phi].c is None
+                    or PHI[phi].c == float("inf"))
+    return estimator_class(psi=psi, phi=phi, **{**({"eta": 1e-4} if needs_number
+                                                   else {}), **options})
 
 
 CONFIGURATIONS = [
@@ -76,7 +79,22 @@ CONFIGURATIONS = [
     for phi in PHI
     if PHI[phi].classification
 ] + [GARegressorCV(), GARegressorCV(psi="eg_pm"), GAClassifierCV(),
-     GAClassifierCV(psi="eg_pm", phi="softmax")]
+     GAClassifierCV(psi="eg_pm", phi="softmax")] + [
+    # The update options (issue 6); the geodesic psi are in the loops above.
+    _configuration(GARegressor, "identity", "identity", update="implicit"),
+    _configuration(GARegressor, "eg_pm", "identity", update="implicit"),
+    _configuration(GARegressor, "softmax", "tanh", update="implicit"),
+    _configuration(GARegressor, "softmax", "identity", update="natural"),
+    # Natural EGU steps grow with the weights e^theta: a smaller rate on the checks'
+    # targets of size 100 (1e-4 diverges on about 1 shuffling in 40).
+    _configuration(GARegressor, "exp", "identity", update="natural", eta=1e-5),
+    _configuration(GARegressor, "identity", "logistic", loss="square"),
+    _configuration(GARegressor, "identity", "identity", Y=10.0),
+    _configuration(GAClassifier, "identity", "logistic", update="implicit"),
+    _configuration(GAClassifier, "eg_pm", "softmax", update="natural"),
+    _configuration(GAClassifier, "identity", "softmax", loss="square"),
+    _configuration(GAClassifier, "identity", "tanh", Y=0.9),
+]
 
 
 def out_of_domain_checks(estimator):
