@@ -689,6 +689,27 @@ cdef double IMPLICIT_TOL = 4.0 * 2.220446049250313e-16
 cdef int IMPLICIT_MAX_STEPS = 200
 
 
+cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:
+    """omega_ji / scale_j of a coordinate, from its terms num and den."""
+    return num
+
+
+cdef inline double _normalizer_term(State* s, double num, double den) noexcept nogil:
+    """A coordinate's term of the normalizer norm_j (EG+-: 2 cosh(theta) e^-shift)."""
+    return den
+
+
+cdef double _row_dot(State* s, Py_ssize_t j, const double* x_val, const index_t* x_ind,
+                     Py_ssize_t nnz, bint dense) noexcept nogil:
+    """psi(theta_j) . x / scale_j."""
+    cdef Py_ssize_t q, i, base = j * s.n
+    cdef double total = 0.0
+    for q in range(nnz):
+        i = base + (q if dense else x_ind[q])
+        total += _unscaled_weight(s, s.num[i], s.den[i]) * x_val[q]
+    return total
+
+
 cdef inline double _phi_value(int phi, double a) noexcept nogil:
     """phi(a) of a coordinate-wise transfer function."""
     if phi == PHI_LOGISTIC:
@@ -743,7 +764,7 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double rest = s.norm[j]
     for q in range(nnz):
-        rest -= s.den[base + x_ind[q]]
+        rest -= _normalizer_term(s, s.num[base + x_ind[q]], s.den[base + x_ind[q]])
     if rest >= 0.25 * s.norm[j]:
         return rest
     # The touched terms carry most of the normalizer: sum the others exactly, O(n).
@@ -753,7 +774,7 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
         if q < nnz and x_ind[q] == i:
             q += 1
         else:
-            rest += s.den[base + i]
+            rest += _normalizer_term(s, s.num[base + i], s.den[base + i])
     return rest
 
 
@@ -766,7 +787,7 @@ cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
     ``rest`` is the normalizer of the coordinates x does not touch (0 for dense rows).
     """
     cdef Py_ssize_t q, base = j * s.n
-    cdef double shift = s.shift[j], top, dot = 0.0, scale = 1.0, a
+    cdef double shift = s.shift[j], top, dot = 0.0, norm = rest, scale = 1.0, a
     for q in range(nnz):
         s.row_theta[q] = s.theta[base + (q if dense else x_ind[q])] - h * v * x_val[q]
     if s.psi == PSI_IDENTITY:
@@ -779,13 +800,14 @@ cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
             if s.psi == PSI_PNORM and not top > 0.0:
                 top = 1.0
             if dense or top > shift:
-                rest *= _rescale(s, shift, top)
+                norm *= _rescale(s, shift, top)
                 shift = top
         _terms(s, s.row_theta, s.row_num, s.row_den, shift, nnz)
         for q in range(nnz):
-            dot += s.row_num[q] * x_val[q]
+            dot += _unscaled_weight(s, s.row_num[q], s.row_den[q]) * x_val[q]
+            norm += _normalizer_term(s, s.row_num[q], s.row_den[q])
         if _normalized(s.psi):
-            scale = _scale_value(s, rest + ga_sum(s.row_den, nnz), shift)
+            scale = _scale_value(s, norm, shift)
     a = scale * dot + s.intercept[j] - hb * v
     a = fmin(fmax(a, s.clip_low), s.clip_high)
     return v - (_phi_value(s.phi, a) - y)
@@ -846,12 +868,14 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
         along = step * s.wx[j] / s.U
     if along != 0.0:
         # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
-        for i in range(s.n):
-            s.theta[base + i] += along * s.scale[j] * s.num[base + i]
+        for i in range(base, base + s.n):
+            s.theta[i] += along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
-        # The diagonal: omega_i, or (U / Z) cosh theta_i = scale * den_i for EG+-.
-        slope = s.scale[j] * (s.den[i] if s.psi == PSI_EG_PM else s.num[i])
+        # The diagonal: omega_i, or (U / Z) cosh theta_i = scale * its normalizer term.
+        slope = s.scale[j] * (_normalizer_term(s, s.num[i], s.den[i])
+                              if s.psi == PSI_EG_PM
+                              else _unscaled_weight(s, s.num[i], s.den[i]))
         s.theta[i] -= step * slope * x_val[q]
     _recompute_row(s, j)
 
@@ -931,13 +955,9 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     square loss (GA_L, eq. 35), implicit (eq. 22) or natural (KMWW eq. 5) updates
     and geodesic parameterizations (KMWW Examples 2, 3)."""
     cdef Py_ssize_t j
-    cdef double dot, r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
+    cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
     for j in range(s.k):
-        if dense:
-            dot = ga_dot(s.num + j * s.n, x_val, nnz)
-        else:
-            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
-        s.wx[j] = s.scale[j] * dot
+        s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
         s.a[j] = s.wx[j] + s.intercept[j]
         if not isfinite(s.a[j]):
             return False
