@@ -189,13 +189,12 @@ class BaseGA(BaseEstimator):
                 "psi. Use update='explicit' with this psi."
             )
         if self.update == "implicit" and (self.loss != "matching"
-                                          or phi.inverse is None):
+                                          or self.phi == "sign"):
             raise ValueError(
-                f"{name}(update='implicit') solves KW01 eq. (22), a monotone equation "
-                "for the matching loss of a coordinate-wise increasing phi; it is not "
-                f"available with phi={self.phi!r} and loss={self.loss!r}. Use "
-                "update='explicit' or 'natural', or phi='identity', 'logistic', "
-                "'tanh', 'arctan' or 'exp' with loss='matching'."
+                f"{name}(update='implicit') solves KW01 eq. (22), the minimizer of "
+                "eq. (24) for the matching loss of a continuous increasing phi; it is "
+                f"not available with phi={self.phi!r} and loss={self.loss!r}. Use "
+                "update='explicit' or 'natural', or loss='matching' with another phi."
             )
         if self.update == "natural" and self.psi == "pnorm":
             raise ValueError(

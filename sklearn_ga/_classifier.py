@@ -61,9 +61,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     update : {"explicit", "implicit", "natural"}, default="explicit"
-        Update rule: KW01 eq. (23), the exact implicit rule of eq. (22) (not for
-        ``phi="softmax"`` or ``"sign"``), or the natural rule of KMWW eq. (5)
-        (see :class:`GARegressor`).
+        Update rule: KW01 eq. (23), the exact implicit rule of eq. (22)/(25) (not
+        for ``phi="sign"``), or the natural rule of KMWW eq. (5) (see
+        :class:`GARegressor`).
     loss : {"matching", "square"}, default="matching"
         The matching loss of phi, or the square loss ``0.5 ||phi(a) - y||^2``
         updated by its gradient (GA_L, KW01 eq. 35); not for ``phi="sign"``.

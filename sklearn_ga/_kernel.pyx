@@ -338,7 +338,7 @@ cdef extern from *:
                            const double* x, Py_ssize_t n) noexcept nogil
 
 from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
-                        pow, isfinite)
+                        pow, isfinite, INFINITY)
 from libc.stdint cimport int32_t, int64_t
 
 # Parameterization functions psi (registry: sklearn_ga/_psi.py).
@@ -429,6 +429,8 @@ cdef struct State:
     double clip_high    #     (GA^Y: predictions clipped to [-Y, Y], KW01 §4)
     double* residual    # k   dL/da of the trial (the step is eta * residual * x)
     double* wx          # k   omega_j . x without intercept
+    double* rest        # k   normalizer of the coordinates a CSR row leaves alone
+    double lse          #     log-normalizer of softmax in the implicit equation
     double* row_x       # nnz per-coordinate inputs of a simplex step (scratch)
 
 
@@ -778,12 +780,11 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
     return rest
 
 
-cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
-                          const index_t* x_ind, Py_ssize_t nnz, bint dense, double y,
-                          double h, double hb, double rest) noexcept nogil:
-    """F(v) = v - (phi(psi(theta_j - h v x) . x + b_j - hb v) - y), increasing in v.
+cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double* x_val,
+                                 const index_t* x_ind, Py_ssize_t nnz, bint dense,
+                                 double h, double hb, double rest) noexcept nogil:
+    """A_j(v) = psi(theta_j - h v x) . x + b_j - hb v (clipped), decreasing in v.
 
-    Its root is the residual of the implicit update, KW01 eq. (22) (row j of eq. 25).
     ``rest`` is the normalizer of the coordinates x does not touch (0 for dense rows).
     """
     cdef Py_ssize_t q, base = j * s.n
@@ -809,36 +810,55 @@ cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
         if _normalized(s.psi):
             scale = _scale_value(s, norm, shift)
     a = scale * dot + s.intercept[j] - hb * v
-    a = fmin(fmax(a, s.clip_low), s.clip_high)
-    return v - (_phi_value(s.phi, a) - y)
+    return fmin(fmax(a, s.clip_low), s.clip_high)
 
 
-cdef double _implicit_residual(State* s, Py_ssize_t j, double r0, const double* x_val,
-                               const index_t* x_ind, Py_ssize_t nnz, bint dense,
-                               double y, double h, double hb) noexcept nogil:
-    """The root v of _implicit_gap: KW01 eq. (22) solved to machine precision.
+cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
+                          const index_t* x_ind, Py_ssize_t nnz, bint dense,
+                          const double* y, double h, double hb) noexcept nogil:
+    """F_j(v) = v - (phi_j - y_j) at A_j(v), increasing in v; j < 0: the softmax
+    normalizer equation G(L) = -sum_l s_l(L), increasing in L = v.
 
-    F(0) = -r0 and F(r0) has the sign of r0 (r0 = phi(a) - y, the explicit residual),
-    so [0, r0] brackets the root. Regula falsi with the Illinois modification
-    converges superlinearly; bisection replaces a step that leaves the bracket or
-    that twice in a row fails to halve it.
+    F_j's root is row j's residual of the implicit update, KW01 eq. (22) / (25); for
+    softmax, phi_j = e^{A_j - L} with the log-normalizer L = s.lse held fixed.
     """
-    cdef double rest = 0.0, lo = 0.0, flo = -r0, hi = r0, fhi, mid, fmid
-    cdef double width = fabs(r0), last
+    cdef Py_ssize_t l
+    cdef double a, total = 0.0
+    if j < 0:
+        s.lse = v
+        for l in range(s.k):
+            s.residual[l] = _softmax_row(s, l, x_val, x_ind, nnz, dense, y, h, hb)
+            total += s.residual[l]
+        return -total
+    a = _implicit_activation(s, j, v, x_val, x_ind, nnz, dense, h, hb, s.rest[j])
+    if s.phi == PHI_SOFTMAX:
+        return v - (exp(a - s.lse) - y[j])
+    return v - (_phi_value(s.phi, a) - y[j])
+
+
+cdef double _implicit_root(State* s, Py_ssize_t j, double lo, double flo, double hi,
+                           const double* x_val, const index_t* x_ind, Py_ssize_t nnz,
+                           bint dense, const double* y, double h,
+                           double hb) noexcept nogil:
+    """The root of _implicit_gap between lo (where F = flo) and hi, to machine precision.
+
+    F is increasing and changes sign on [lo, hi]. Regula falsi with the Illinois
+    modification converges superlinearly; bisection replaces a step that leaves the
+    bracket or that twice in a row fails to halve it.
+    """
+    cdef double fhi, mid, fmid, width = fabs(hi - lo), last
     cdef int step, slow = 0
-    if r0 == 0.0:
-        return 0.0
-    if not dense and _normalized(s.psi):
-        rest = _untouched_normalizer(s, j, x_ind, nnz)
-    fhi = _implicit_gap(s, j, hi, x_val, x_ind, nnz, dense, y, h, hb, rest)
+    if flo == 0.0:
+        return lo
+    fhi = _implicit_gap(s, j, hi, x_val, x_ind, nnz, dense, y, h, hb)
     if not fhi * flo < 0.0:
-        # F(r0) = 0 up to rounding (or NaN, reported by the caller).
+        # F(hi) = 0 up to rounding (or NaN, reported by the caller).
         return hi if fhi == fhi else fhi
     for step in range(IMPLICIT_MAX_STEPS):
         mid = hi - fhi * (hi - lo) / (fhi - flo)
         if slow >= 2 or not fmin(lo, hi) < mid < fmax(lo, hi):
             mid = 0.5 * (lo + hi)
-        fmid = _implicit_gap(s, j, mid, x_val, x_ind, nnz, dense, y, h, hb, rest)
+        fmid = _implicit_gap(s, j, mid, x_val, x_ind, nnz, dense, y, h, hb)
         if fmid == 0.0 or fmid != fmid:
             return mid if fmid == 0.0 else fmid
         if fmid * fhi < 0.0:
@@ -851,6 +871,82 @@ cdef double _implicit_residual(State* s, Py_ssize_t j, double r0, const double* 
         if width <= IMPLICIT_TOL * fmax(fabs(lo), fabs(hi)):
             break
     return hi
+
+
+cdef double _softmax_row(State* s, Py_ssize_t j, const double* x_val,
+                         const index_t* x_ind, Py_ssize_t nnz, bint dense,
+                         const double* y, double h, double hb) noexcept nogil:
+    """s_j(L): the root of v = e^{A_j(v) - L} - y_j for the fixed L = s.lse.
+
+    As for a coordinate-wise phi, [0, r0] with r0 = e^{a_j - L} - y_j brackets it;
+    when r0 overflows, the upper end doubles from 1 until F_j turns positive.
+    """
+    cdef double r0 = exp(s.a[j] - s.lse) - y[j], hi = 1.0
+    cdef int step
+    if r0 == 0.0 or r0 != r0:
+        return r0
+    if isfinite(r0):
+        return _implicit_root(s, j, 0.0, -r0, r0, x_val, x_ind, nnz, dense, y, h, hb)
+    for step in range(IMPLICIT_MAX_STEPS):
+        if _implicit_gap(s, j, hi, x_val, x_ind, nnz, dense, y, h, hb) > 0.0:
+            break
+        hi *= 2.0
+    return _implicit_root(s, j, 0.0, -r0, hi, x_val, x_ind, nnz, dense, y, h, hb)
+
+
+cdef bint _implicit_residuals(State* s, const double* x_val, const index_t* x_ind,
+                              Py_ssize_t nnz, bint dense, const double* y, double h,
+                              double hb) noexcept nogil:
+    """Replace s.residual (the explicit residuals) by the solution of KW01 eq. (22)/(25).
+
+    Coordinate-wise phi: one scalar equation per row, bracketed by [0, r0] since
+    F_j(0) = -r0 and F_j(r0) has the sign of r0 (r0 = phi(a_j) - y_j).
+    Softmax couples the rows through its log-normalizer L = lse_l A_l(s_l). For a
+    fixed L each row's equation s_j = e^{A_j(s_j) - L} - y_j is again monotone, with
+    root s_j(L) decreasing in L; the solution is the L where sum_j s_j(L) = 0 (the
+    rows of y sum to 1). At the solution s_j lies in [-y_j, 1 - y_j], so L lies
+    between lse_j A_j(1 - y_j) and lse_j A_j(-y_j), where the outer root is searched.
+    Returns False on NaN.
+    """
+    cdef Py_ssize_t j
+    cdef double v, low, high, top_low = -INFINITY, top_high = -INFINITY
+    cdef double sum_low = 0.0, sum_high = 0.0
+    for j in range(s.k):
+        s.rest[j] = (_untouched_normalizer(s, j, x_ind, nnz)
+                     if not dense and _normalized(s.psi) else 0.0)
+    if s.phi != PHI_SOFTMAX:
+        for j in range(s.k):
+            v = s.residual[j]
+            if v != 0.0:
+                v = _implicit_root(s, j, 0.0, -v, v, x_val, x_ind, nnz, dense, y, h, hb)
+            if v != v:
+                return False
+            s.residual[j] = v
+        return True
+    for j in range(s.k):
+        # A_j(1 - y_j) and A_j(-y_j), kept in wx and residual for the log-sum-exp.
+        s.wx[j] = _implicit_activation(s, j, 1.0 - y[j], x_val, x_ind, nnz, dense, h, hb,
+                                       s.rest[j])
+        s.residual[j] = _implicit_activation(s, j, -y[j], x_val, x_ind, nnz, dense, h,
+                                             hb, s.rest[j])
+        top_low = fmax(top_low, s.wx[j])
+        top_high = fmax(top_high, s.residual[j])
+    for j in range(s.k):
+        sum_low += exp(s.wx[j] - top_low)
+        sum_high += exp(s.residual[j] - top_high)
+    low, high = top_low + log(sum_low), top_high + log(sum_high)
+    if not low < high:
+        high = low
+    v = _implicit_root(s, -1, low, _implicit_gap(s, -1, low, x_val, x_ind, nnz, dense,
+                                                 y, h, hb),
+                       high, x_val, x_ind, nnz, dense, y, h, hb)
+    if v != v:
+        return False
+    _implicit_gap(s, -1, v, x_val, x_ind, nnz, dense, y, h, hb)  # s_j(L) at the root
+    for j in range(s.k):
+        if s.residual[j] != s.residual[j]:
+            return False
+    return True
 
 
 cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val,
@@ -976,15 +1072,12 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         step_scale *= s.U  # HKW §III, as in _trial
     if _multiplicative(s, 0.0, 0.0) and nnz > 0:  # psi with multiplicative steps
         x_top = ga_max(x_val, nnz, 1)
+    # KW01 eq. (22): the residuals at the new parameters, not at the old ones.
+    if s.update == UPDATE_IMPLICIT and not _implicit_residuals(
+            s, x_val, x_ind, nnz, dense, y, step_scale, eta if s.fit_intercept else 0.0):
+        return False
     for j in range(s.k):
         r = s.residual[j]
-        if s.update == UPDATE_IMPLICIT:
-            # KW01 eq. (22): the residual at the new parameters, not at the old ones.
-            r = _implicit_residual(s, j, r, x_val, x_ind, nnz, dense, y[j], step_scale,
-                                   eta if s.fit_intercept else 0.0)
-            if not isfinite(r):
-                return False
-            s.residual[j] = r
         if r == 0.0:
             continue
         if _geodesic(s.psi):
@@ -1090,7 +1183,7 @@ cdef class TrialLoop:
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot (k each)
     cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
-    cdef double[::1] option_buffers  # residual, wx (k each)
+    cdef double[::1] option_buffers  # residual, wx, rest (k each)
     cdef double[::1] option_row  # row_x (longest row)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
@@ -1121,9 +1214,10 @@ cdef class TrialLoop:
         self.s.a = &self.buffers[5 * k]
         self.s.y_hat = &self.buffers[6 * k]
         self.s.dot = &self.buffers[7 * k]
-        self.option_buffers = np.zeros(2 * k)
+        self.option_buffers = np.zeros(3 * k)
         self.s.residual = &self.option_buffers[0]
         self.s.wx = &self.option_buffers[k]
+        self.s.rest = &self.option_buffers[2 * k]
         self.s.update, self.s.loss_kind = update, loss
         self.s.clip_low, self.s.clip_high = clip_low, clip_high
         self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING

@@ -60,9 +60,10 @@ class GARegressor(RegressorMixin, BaseGA):
         (KW01 eq. 23). ``"implicit"``: the exact solution of KW01 eq. (22)/(25),
         the residual taken at the updated parameters, ``Theta~ = Theta - eta
         (phi(psi(Theta~) x + b~) - y) x^T`` (KMWW eq. 9), solved to machine
-        precision per output; it stays stable for learning rates at which the
-        explicit rule diverges. It needs the matching loss of a coordinate-wise
-        phi (not ``"softmax"``). ``"natural"``: ``theta <- theta - eta
+        precision per output (for ``phi="softmax"``, whose outputs are coupled,
+        by exact minimization over one output at a time until none moves); it
+        stays stable for learning rates at which the explicit rule diverges. It
+        needs the matching loss. ``"natural"``: ``theta <- theta - eta
         Dpsi(theta)^T grad_omega L`` (KMWW eq. 5; with ``psi="exp"`` the natural EG
         of KMWW Example 7); not for ``psi="pnorm"``. For ``psi="identity"`` the
         natural rule is the explicit one.
