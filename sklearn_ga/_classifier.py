@@ -57,7 +57,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
         from the first batch (see :class:`GARegressor`; unavailable for
         ``phi="sign"`` and ``psi="exp"``). For ``psi="eg_pm"``, HKW's EG± rate.
     U : float, default=1.0
-        Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class.
+        Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class; radius
+        of ``psi="sphere"``: ``||w||_2 = U``.
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     update : {"explicit", "implicit", "natural"}, default="explicit"

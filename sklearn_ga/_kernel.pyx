@@ -28,6 +28,11 @@ Design
   vectorizes, with a branch-free exp and log; no -ffast-math, so NaN and inf
   propagate and divergence is detected with isfinite. Non-finite inputs make the
   activation non-finite at once, which is how the caller's NaN/inf check of X works.
+* The options of the estimators (update="implicit"/"natural", loss="square", Y, and
+  the geodesic psi sphere and simplex) run in a separate trial, _trial_options,
+  which _trial calls only when one of them is set; it reuses the row primitives.
+  Implicit updates solve KW01 eq. (22) per row by a bracketed root search on
+  O(nnz) evaluations; natural updates and long geodesic steps cost O(n) per row.
 * Validation, allocation and dtype handling live in Python; this module only loops.
   Failures (non-finite activation, prediction, loss or parameters) are returned as a
   status with the trial index, so the caller can report them and discard the state.

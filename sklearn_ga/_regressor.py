@@ -50,8 +50,9 @@ class GARegressor(RegressorMixin, BaseGA):
         For ``psi="eg_pm"`` the rate is that of HKW's EG±, whose parameter step is
         ``eta * U * (y_hat - y) x``.
     U : float, default=1.0
-        Scale of EG± (``psi="eg_pm"``): the weights satisfy ``||w||_1 <= U``.
-        Ignored by the other parameterizations.
+        Scale of EG± (``psi="eg_pm"``): the weights satisfy ``||w||_1 <= U``;
+        radius of ``psi="sphere"``: ``||w||_2 = U``. Ignored by the other
+        parameterizations.
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent; about
         ``2 ln(n_features)`` suits sparse targets). Ignored otherwise.

@@ -91,6 +91,7 @@ CONFIGURATIONS = [
     _configuration(GARegressor, "identity", "logistic", loss="square"),
     _configuration(GARegressor, "identity", "identity", Y=10.0),
     _configuration(GAClassifier, "identity", "logistic", update="implicit"),
+    _configuration(GAClassifier, "softmax", "softmax", update="implicit"),
     _configuration(GAClassifier, "eg_pm", "softmax", update="natural"),
     _configuration(GAClassifier, "identity", "softmax", loss="square"),
     _configuration(GAClassifier, "identity", "tanh", Y=0.9),
