@@ -146,6 +146,15 @@ class GARegressor(RegressorMixin, BaseGA):
     [ 1. -1.]
     >>> model.t_
     2000
+
+    The implicit rule (KW01 eq. 22) stays stable at a rate where the explicit one
+    diverges:
+
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = X @ np.array([1.0, -2.0, 0.5])
+    >>> implicit = GARegressor(eta=100.0, update="implicit").partial_fit(X, y)
+    >>> print(np.round(implicit.coef_, 3))
+    [ 1.  -2.   0.5]
     """
 
     _parameter_constraints = {
