@@ -23,6 +23,7 @@ from sklearn.utils.validation import (
 from ._kernel import Status, TrialLoop
 from ._phi import PHI
 from ._psi import PSI
+from .theory import input_bound, theorem3_learning_rate, transfer_bound
 
 
 def _atomic(method):
@@ -166,25 +167,23 @@ class BaseGA(BaseEstimator):
     def _learning_rate(self, X, first_call):
         """The learning rate: ``eta``, or KW01 Theorem 3's 1/(2bc) for "theory".
 
-        b is eq. (28) on the rows of this first batch (plus 1 for the intercept,
-        whose parameter is updated by gradient descent); the rate keeps Theorem 3's
-        guarantee only while later inputs obey the same bound.
+        One implementation, in :mod:`sklearn_ga.theory`: b is eq. (28) on the rows
+        of this first batch (plus 1 for the intercept, a constant input updated by
+        gradient descent), c is eq. (29). The guarantee (30) holds only while later
+        inputs obey the same bound. An all-zero first batch without intercept
+        bounds nothing (b = 0): any rate is safe there, and 1 is used.
         """
         if self.eta != "theory":
             return float(self.eta)
         if not first_call:
             return self.eta_
-        b = PSI[self.psi].input_bound(X, self.U, self.p) + float(self.fit_intercept)
-        c = PHI[self.phi].c
-        if c is None or not np.isfinite(b * c):
-            what = (f"phi={self.phi!r} has no finite slope bound c (KW01 eq. 29)"
-                    if c is None or not np.isfinite(c) else
-                    f"psi={self.psi!r} has no finite bound b (KW01 eq. 28)")
-            raise ValueError(
-                f"eta='theory' is not available: {what}. Pass a number, e.g. "
-                "eta=0.01, and tune it (GridSearchCV)."
-            )
-        return 1.0 / (2.0 * b * c) if b > 0 else 1.0
+        try:
+            c = transfer_bound(self.phi)
+            b = input_bound(X, self.psi, U=self.U, p=self.p,
+                            fit_intercept=self.fit_intercept)
+        except ValueError as error:
+            raise ValueError(f"eta='theory' is not available: {error}") from None
+        return theorem3_learning_rate(b, c) if b > 0 else 1.0
 
     def _fit(self, X, y, sample_weight, *, classes=None):
         first_call = not (self.warm_start and hasattr(self, "theta_"))
