@@ -393,10 +393,10 @@ def hkw_theorem2(X_norm, Z, U, n_features, comparator_loss=0.0, *, K=None, D=Non
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import math
     >>> from sklearn_ga.theory import hkw_theorem2
     >>> eta, bound = hkw_theorem2(X_norm=1.0, Z=1.0, U=5.0, n_features=100, K=0.0)
-    >>> eta, round(bound / np.log(200), 6)
+    >>> eta, round(bound / math.log(200), 6)
     (0.02, 100.0)
     """
     _check_positive(X_norm=X_norm, Z=Z, U=U)
