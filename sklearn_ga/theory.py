@@ -23,7 +23,8 @@ from sklearn.utils import check_array
 from .losses import _phi_entry, _psi_entry, divergence, matching_loss
 
 __all__ = [
-    "Guarantee", "hkw_theorem1", "hkw_theorem2", "input_bound", "relative_loss_bound",
+    "Guarantee", "RelativeLossBound", "hkw_theorem1", "hkw_theorem2", "input_bound",
+    "relative_loss_bound",
     "theorem3_bound", "theorem3_learning_rate", "transfer_bound",
 ]
 
