@@ -158,16 +158,18 @@ def print_table(results):
 
 
 def plot_curves(results, n_trials):
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    """Mean cumulative loss curves like HKW Figs. 2-5 (one row per target)."""
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey="row")
     panels = [("sparse", "GD"), ("sparse", "EG±"), ("dense", "GD"), ("dense", "EG±")]
     for ax, (target, algorithm) in zip(axes.ravel(), panels, strict=True):
         for r in results:
             if r["target"] == target and r["algorithm"] == algorithm:
-                trials = np.linspace(0, n_trials, len(r["curve"]) + 1)[1:]
-                ax.plot(trials, r["curve"], label=f"N = {r['N']}")
+                trials = np.linspace(0, n_trials, len(r["curve"]) + 1)
+                ax.plot(trials, np.r_[0.0, r["curve"]], label=f"N = {r['N']}")
         ax.set_title(f"{algorithm}, {target} target")
         ax.set_xlabel("trial")
         ax.set_ylabel("cumulative loss")
+        ax.set_ylim(bottom=0)
         ax.legend()
     fig.tight_layout()
     return fig
