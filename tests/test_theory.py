@@ -278,6 +278,29 @@ def test_theorem3_holds_on_the_estimators(psi, phi, order):
             assert result.comparator_loss >= 0 and result.divergence >= 0
 
 
+@pytest.mark.parametrize("phi, n_classes", [("logistic", 2), ("tanh", 2),
+                                            ("softmax", 3), ("logistic", 3)])
+@pytest.mark.parametrize("psi", FINITE_B_PSI)
+def test_theorem3_holds_on_the_classifier(psi, phi, n_classes):
+    # GAClassifier learns labels encoded in the range of phi: {0, 1}, {-1, +1},
+    # one-hot rows, or one-vs-rest columns (several single-output problems at once).
+    rng = np.random.default_rng(FINITE_B_PSI.index(psi))
+    X = rng.normal(size=(300, 5))
+    labels = np.argmax(X[:, :n_classes] + rng.normal(size=(300, n_classes)), axis=1)
+    online = GAClassifier(psi=psi, phi=phi, U=2.0, p=3.0).partial_fit(
+        X, labels, classes=np.arange(n_classes))
+    fitted = GAClassifier(psi=psi, phi=phi, U=2.0, p=3.0, eta=0.05, max_iter=20,
+                          tol=None, random_state=0).fit(X, labels)
+    low = PHI[phi].low if phi != "softmax" else 0.0
+    Y = np.where(np.eye(n_classes)[labels] == 1, 1.0, low)
+    if fitted.theta_.shape[0] == 1:
+        Y = Y[:, 1:]
+    result = relative_loss_bound(X, Y, fitted.theta_, psi=psi, phi=phi, U=2.0,
+                                 p=3.0, intercept=fitted.intercept_)
+    assert online.eta_ == pytest.approx(result.eta, rel=1e-12)
+    assert online.cumulative_loss_ <= result.bound
+
+
 def test_relative_loss_bound_parts():
     rng = np.random.default_rng(5)
     X, y, theta_star = make_sequence("softmax", "identity", rng)
