@@ -179,16 +179,19 @@ class TransferFunction:
         left, right = ("[", "]") if self.closed else ("(", ")")
         return f"{left}{self.low:.6g}, {self.high:.6g}{right}"
 
+    def in_range(self, values):
+        """Whether all values lie in the range of phi (softmax: along the last axis)."""
+        if self.name == "softmax":
+            return bool(values.ndim >= 1 and values.shape[-1] >= 2
+                        and np.all(values >= 0)
+                        and np.allclose(values.sum(axis=-1), 1.0, rtol=0, atol=1e-9))
+        if self.closed:
+            return bool(np.all((values >= self.low) & (values <= self.high)))
+        return bool(np.all((values > self.low) & (values < self.high)))
+
     def check_targets(self, Y):
         """Raise ValueError if targets Y (m, k) lie outside the range of phi."""
-        if self.name == "softmax":
-            ok = (Y.shape[1] >= 2 and np.all(Y >= 0)
-                  and np.allclose(Y.sum(axis=1), 1.0, rtol=0, atol=1e-9))
-        elif self.closed:
-            ok = np.all((Y >= self.low) & (Y <= self.high))
-        else:
-            ok = np.all((Y > self.low) & (Y < self.high))
-        if not ok:
+        if not self.in_range(Y):
             raise ValueError(
                 f"phi={self.name!r} predicts values in {self.range_text()}, but y has "
                 f"values in [{Y.min():.6g}, {Y.max():.6g}]"

@@ -43,14 +43,7 @@ def _as_float_array(values, name):
 
 def _check_in_range(entry, values, name):
     """Raise ValueError unless ``values`` lie in the (closure of the) range of phi."""
-    if entry.name == "softmax":
-        ok = (values.ndim >= 1 and values.shape[-1] >= 2 and np.all(values >= 0)
-              and np.allclose(values.sum(axis=-1), 1.0, rtol=0, atol=1e-9))
-    elif entry.closed:
-        ok = np.all((values >= entry.low) & (values <= entry.high))
-    else:
-        ok = np.all((values > entry.low) & (values < entry.high))
-    if not ok:
+    if not entry.in_range(values):
         raise ValueError(
             f"{name} must lie in the range of phi={entry.name!r}, "
             f"{entry.range_text()}" + (" (one row per sample)"
