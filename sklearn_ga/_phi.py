@@ -32,7 +32,7 @@ def _half_log1p_square(a):
     # 0.5 * log(1 + a^2) without overflow for huge |a|.
     big = np.abs(a) > 1
     safe = np.where(big, a, 1.0)
-    return np.where(big, np.log(np.abs(safe)) + 0.5 * np.log1p(1 / safe**2),
+    return np.where(big, np.log(np.abs(safe)) + 0.5 * np.log1p((1 / safe) ** 2),
                     0.5 * np.log1p(np.where(big, 0.0, a) ** 2))
 
 
