@@ -28,7 +28,8 @@ ONE_DIM_PHI = [name for name in SMOOTH_PHI if name != "softmax"]
 # Activations where phi is far from saturating, so losses from predictions agree.
 SPAN = {"identity": 20.0, "logistic": 12.0, "tanh": 6.0, "arctan": 20.0, "exp": 5.0,
         "softmax": 8.0}
-SETTINGS = settings(max_examples=60, deadline=None)
+# Derandomized: the same examples on every run, so CI never flakes on a rare draw.
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 
 
 def activations(phi, k=1):
@@ -130,7 +131,7 @@ def test_three_point_identity_phi(phi, data):
 
 
 @pytest.mark.parametrize("phi", ONE_DIM_PHI)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_loss_is_the_integral_of_eq_11(phi, data):
     # KW01 eq. (11): L_phi(y, y_hat) = int_{phi^-1(y)}^{phi^-1(y_hat)} (phi(r) - y) dr.
@@ -142,7 +143,7 @@ def test_loss_is_the_integral_of_eq_11(phi, data):
 
 
 @pytest.mark.parametrize("phi", ONE_DIM_PHI)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_duality_eq_18(phi, data):
     # KW01 eq. (14)-(15), (18): L_phi(y, y_hat) = L_{phi^-1}(a_hat, a)
