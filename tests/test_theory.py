@@ -276,6 +276,14 @@ def test_theorem3_holds_on_the_estimators(psi, phi, order):
             assert model.eta_ == pytest.approx(result.eta, rel=1e-12)
             assert model.cumulative_loss_ <= result.bound
             assert result.comparator_loss >= 0 and result.divergence >= 0
+            # Eq. (31)-(32), tuned to this comparator's loss K and divergence R.
+            tuned = relative_loss_bound(
+                X, y, theta, psi=psi, phi=phi, U=U, p=p,
+                intercept=intercept if fit_intercept else None,
+                K=result.comparator_loss, R=result.divergence)
+            online = GARegressor(psi=psi, phi=phi, eta=tuned.eta, U=U, p=p,
+                                 fit_intercept=fit_intercept).partial_fit(X, y)
+            assert online.cumulative_loss_ <= tuned.bound
 
 
 @pytest.mark.parametrize("phi, n_classes", [("logistic", 2), ("tanh", 2),
