@@ -1,6 +1,7 @@
 """Sphinx configuration of the sklearn-ga documentation (built by ``make docs``)."""
 
 import math
+import re
 from pathlib import Path
 
 import sklearn_ga
@@ -110,6 +111,17 @@ def include_benchmark_table(app, docname, source):
         )
 
 
+SPHINX_ROLE = re.compile(r":(?:ref|term):`(?:([^`<]*?)\s*<[^`>]*>|([^`]*))`")
+
+
+def unlink_sklearn_roles(app, what, name, obj, options, lines):
+    """Inherited scikit-learn docstrings cite scikit-learn's own user guide and
+    glossary, which this site lacks (and cannot fetch): keep their text only."""
+    if getattr(obj, "__module__", "").startswith("sklearn."):
+        lines[:] = [SPHINX_ROLE.sub(lambda m: m[1] or m[2], line) for line in lines]
+
+
 def setup(app):
     write_registry_tables()
+    app.connect("autodoc-process-docstring", unlink_sklearn_roles)
     app.connect("source-read", include_benchmark_table)
