@@ -31,6 +31,9 @@ templates_path = ["_templates"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"
+# The only Markdown here is benchmarks/README.md, written for the repository: its
+# links to files beside it have no page on this site and must not fail the build.
+suppress_warnings = ["myst.xref_missing", "myst.header"]
 
 autosummary_generate = True
 autodoc_default_options = {"inherited-members": True}
@@ -68,6 +71,10 @@ def _fmt(value):
     return "∞" if math.isinf(value) else f"{value:g}"
 
 
+def _interval(text):
+    return text.replace("[-inf", "(−∞").replace("inf]", "∞)")
+
+
 def _list_table(header, rows):
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for row in [header, *rows]:
@@ -89,7 +96,7 @@ def write_registry_tables():
     (out / "psi_table.inc").write_text(_list_table(
         ("``psi``", "algorithm", "hyper-parameters", "constrained weights"), psi_rows))
     phi_rows = [
-        (f'``"{name}"``', entry.range_text(), _fmt(entry.c),
+        (f'``"{name}"``', _interval(entry.range_text()), _fmt(entry.c),
          ", ".join(est for est, ok in (("GARegressor", entry.regression),
                                        ("GAClassifier", entry.classification)) if ok))
         for name, entry in PHI.items()
@@ -104,10 +111,14 @@ BENCHMARKS_README = ROOT / "benchmarks" / "README.md"
 
 def include_benchmark_table(app, docname, source):
     """Append benchmarks/README.md to the benchmarks page when it exists."""
-    if docname == "benchmarks" and BENCHMARKS_README.exists():
+    if docname != "benchmarks":
+        return
+    # Re-read the page whenever the file changes, appears or disappears.
+    app.env.note_dependency(str(BENCHMARKS_README))
+    if BENCHMARKS_README.exists():
         source[0] += (
             "\nLatest results\n--------------\n\n"
-            f".. include:: {BENCHMARKS_README}\n   :parser: myst_parser.sphinx_\n"
+            ".. include:: ../benchmarks/README.md\n   :parser: myst_parser.sphinx_\n"
         )
 
 
