@@ -195,6 +195,10 @@ class BaseGA(BaseEstimator):
 
     def _partial_fit(self, X, y, sample_weight, *, classes=None):
         first_call = not hasattr(self, "theta_")
+        if not first_call:
+            # scikit-learn validates hyper-parameters on the first partial_fit only;
+            # set_params may have changed them since.
+            self._validate_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
