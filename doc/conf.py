@@ -1,12 +1,16 @@
 """Sphinx configuration of the sklearn-ga documentation (built by ``make docs``)."""
 
 import math
+import pkgutil
 import re
 from pathlib import Path
+
+from sphinx.util import logging
 
 import sklearn_ga
 from sklearn_ga import PHI, PSI
 
+logger = logging.getLogger(__name__)
 DOC = Path(__file__).resolve().parent
 ROOT = DOC.parent
 
@@ -36,7 +40,6 @@ root_doc = "index"
 suppress_warnings = ["myst.xref_missing", "myst.header"]
 
 autosummary_generate = True
-autodoc_default_options = {"inherited-members": True}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
@@ -106,6 +109,17 @@ def write_registry_tables():
          "estimators"), phi_rows))
 
 
+def write_module_sections():
+    """API sections of the public submodules (e.g. ``sklearn_ga.theory``): each
+    module's docstring and every name in its ``__all__``."""
+    modules = sorted(m.name for m in pkgutil.iter_modules(sklearn_ga.__path__)
+                     if not m.name.startswith("_"))
+    (DOC / "generated" / "api_modules.inc").write_text("".join(
+        f"``sklearn_ga.{name}``\n{'-' * (len(name) + 15)}\n\n"
+        f".. automodule:: sklearn_ga.{name}\n   :members:\n\n"
+        for name in modules))
+
+
 BENCHMARKS_README = ROOT / "benchmarks" / "README.md"
 
 
@@ -132,7 +146,19 @@ def unlink_sklearn_roles(app, what, name, obj, options, lines):
         lines[:] = [SPHINX_ROLE.sub(lambda m: m[1] or m[2], line) for line in lines]
 
 
+def check_api_complete(app, env):
+    """Fail the build (a warning, with -W) if a public name has no API entry."""
+    documented = set(env.get_domain("py").objects)
+    for name in sklearn_ga.__all__:
+        module = getattr(getattr(sklearn_ga, name), "__module__", "sklearn_ga")
+        if not {f"sklearn_ga.{name}", f"{module}.{name}"} & documented:
+            logger.warning("sklearn_ga.%s is public (in __all__) but not documented; "
+                           "add it to doc/api.rst", name)
+
+
 def setup(app):
     write_registry_tables()
+    write_module_sections()
     app.connect("autodoc-process-docstring", unlink_sklearn_roles)
+    app.connect("env-check-consistency", check_api_complete)
     app.connect("source-read", include_benchmark_table)
