@@ -6,10 +6,19 @@ whose loss is the matching loss of phi. See the README and doc/ for the guide.
 """
 
 from ._classifier import GAClassifier
+from ._cv import GAClassifierCV, GARegressorCV
 from ._phi import PHI
 from ._psi import PSI
 from ._regressor import GARegressor
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["GAClassifier", "GARegressor", "PHI", "PSI", "__version__"]
+__all__ = [
+    "GAClassifier",
+    "GAClassifierCV",
+    "GARegressor",
+    "GARegressorCV",
+    "PHI",
+    "PSI",
+    "__version__",
+]

@@ -103,22 +103,8 @@ class BaseGA(BaseEstimator):
             theta, intercept = self.theta_.copy(), self.intercept_.copy()
             t, cumulative_loss = self.t_, self.cumulative_loss_
         eta = self._learning_rate(X, first_call)
-        loop = TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(self.U), float(self.p), bool(self.fit_intercept))
-        weights = (np.empty(0) if sample_weight is None
-                   else np.ascontiguousarray(sample_weight, dtype=np.float64))
-        if sp.issparse(X):
-            indices, indptr = X.indices, X.indptr
-            if indices.dtype != indptr.dtype:
-                indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
-
-            def run_epoch(order):
-                return loop.run_csr(X.data, indices, indptr, Y, weights, order)
-        else:
-
-            def run_epoch(order):
-                return loop.run_dense(X, Y, weights, order)
-
+        loop = self._trial_loop(theta, intercept, eta, self.U)
+        run = trial_runner(X, Y, sample_weight)
         m = X.shape[0]
         in_order = np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state)
@@ -126,15 +112,9 @@ class BaseGA(BaseEstimator):
         for epoch in range(1, n_epochs + 1):
             order = (rng.permutation(m).astype(np.intp) if epochs and self.shuffle
                      else in_order)
-            status, trials, epoch_loss = run_epoch(order)
+            status, trials, epoch_loss = run(loop, order)
             if status != Status.OK:
-                raise ValueError(
-                    f"{type(self).__name__} diverged at trial {t + trials + 1} "
-                    f"(eta={eta:.6g}, psi={self.psi!r}, phi={self.phi!r}): the "
-                    "parameters or the predictions stopped being finite. Use a smaller "
-                    "eta, or scale the inputs (e.g. with StandardScaler); the model "
-                    "was left as it was before this call."
-                )
+                raise self._divergence(t + trials + 1, eta)
             t += m
             cumulative_loss += epoch_loss
             if self.verbose:
@@ -154,11 +134,28 @@ class BaseGA(BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
+        return self._set_state(theta, intercept, eta=eta, U=self.U, n_iter=epoch, t=t,
+                               cumulative_loss=cumulative_loss)
+
+    def _trial_loop(self, theta, intercept, eta, U):
+        """The compiled loop over parameters (theta, intercept), updated in place."""
+        return TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
+                         eta, float(U), float(self.p), bool(self.fit_intercept))
+
+    def _divergence(self, trial, eta):
+        return ValueError(
+            f"{type(self).__name__} diverged at trial {trial} (eta={eta:.6g}, "
+            f"psi={self.psi!r}, phi={self.phi!r}): the parameters or the predictions "
+            "stopped being finite. Use a smaller eta, or scale the inputs (e.g. with "
+            "StandardScaler); the model was left as it was before this call."
+        )
+
+    def _set_state(self, theta, intercept, *, eta, U, n_iter, t, cumulative_loss):
         self.eta_ = eta
         self.theta_ = theta
         self.intercept_ = intercept
-        self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, self.U, self.p))
-        self.n_iter_ = epoch
+        self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, U, self.p))
+        self.n_iter_ = n_iter
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)
         return self
@@ -223,7 +220,8 @@ class BaseGA(BaseEstimator):
 
     def _outputs(self, A):
         """phi(A), checked to be finite (phi='exp' can overflow)."""
-        Y = PHI[self.phi].transfer(A)
+        with np.errstate(over="ignore"):  # overflow is reported below, as an error
+            Y = PHI[self.phi].transfer(A)
         if not np.all(np.isfinite(Y)):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="
@@ -238,6 +236,21 @@ class BaseGA(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def trial_runner(X, Y, sample_weight):
+    """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
+
+    X is validated float64 (C-contiguous or CSR) and Y the encoded (m, k) targets.
+    """
+    weights = (np.empty(0) if sample_weight is None
+               else np.ascontiguousarray(sample_weight, dtype=np.float64))
+    if not sp.issparse(X):
+        return lambda loop, order: loop.run_dense(X, Y, weights, order)
+    indices, indptr = X.indices, X.indptr
+    if indices.dtype != indptr.dtype:
+        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+    return lambda loop, order: loop.run_csr(X.data, indices, indptr, Y, weights, order)
 
 
 def fit_context(method):

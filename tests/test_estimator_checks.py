@@ -12,7 +12,14 @@ import re
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
+from sklearn_ga import (
+    PHI,
+    PSI,
+    GAClassifier,
+    GAClassifierCV,
+    GARegressor,
+    GARegressorCV,
+)
 
 ONLINE = {
     "check_sample_weight_equivalence_on_dense_data": (
@@ -67,7 +74,8 @@ CONFIGURATIONS = [
     for psi in PSI
     for phi in PHI
     if PHI[phi].classification
-]
+] + [GARegressorCV(), GARegressorCV(psi="eg_pm"), GAClassifierCV(),
+     GAClassifierCV(psi="eg_pm", phi="softmax")]
 
 
 def out_of_domain_checks(estimator):
