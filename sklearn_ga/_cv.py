@@ -206,7 +206,7 @@ class GARegressorCV(_GridMixin, GARegressor):
         The state of every configuration, kept for :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -342,7 +342,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         The state of every configuration, kept for :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also

@@ -38,6 +38,8 @@ def test_model_selection_examples():
     # The comment on the page shows this result.
     assert ns["search"].best_params_ == {"U": 2.5, "eta": 0.3}
     assert ns["best_U"] == 2.5
+    # GARegressorCV picks the configuration the hand-written loop picks.
+    assert (ns["model"].eta_, ns["model"].U_) == (ns["best_eta"], ns["best_U"])
 
 
 def test_sgd_equivalence_example():
