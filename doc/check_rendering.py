@@ -116,15 +116,21 @@ def main(site):
                 problems.append("gallery: not every example has a visible thumbnail")
             if blank:
                 problems.append(f"gallery: examples without a figure: {blank}")
-        for page in ["index.html", "user_guide/framework.html"]:
+        pages = ["index.html", *sorted(
+            str(page.relative_to(site)) for page in site.glob("user_guide/*.html"))]
+        total = 0
+        for page in pages:
             report = rendered_report(base, page)
             if report is None:
                 problems.append(f"{page}: the page did not finish loading")
                 continue
+            total += report["typeset"]
             print(f"{page}: {report['typeset']} of {report['formulas']} formulas "
                   "typeset by MathJax")
-            if report["formulas"] == 0 or report["typeset"] != report["formulas"]:
+            if report["typeset"] != report["formulas"]:
                 problems.append(f"{page}: formulas not typeset by MathJax")
+        if total == 0:
+            problems.append("no formula typeset on any page")
         for page, name in [("auto_examples/index.html", "gallery.png"),
                            ("user_guide/framework.html", "user_guide.png")]:
             chromium(f"{base}/{page}", f"--screenshot={shots / name}",
