@@ -13,6 +13,13 @@ from ._regressor import GARegressor
 
 __version__ = "0.1.0.dev0"
 
+# The package's types for skops.io.load(..., trusted=SKOPS_TRUSTED_TYPES): their state
+# holds only NumPy arrays and Python scalars.
+SKOPS_TRUSTED_TYPES = [
+    f"{cls.__module__}.{cls.__qualname__}"
+    for cls in (GAClassifier, GAClassifierCV, GARegressor, GARegressorCV)
+]
+
 __all__ = [
     "GAClassifier",
     "GAClassifierCV",
@@ -20,5 +27,6 @@ __all__ = [
     "GARegressorCV",
     "PHI",
     "PSI",
+    "SKOPS_TRUSTED_TYPES",
     "__version__",
 ]

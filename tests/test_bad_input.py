@@ -10,8 +10,9 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from sklearn_ga import GAClassifier, GARegressor
+from sklearn_ga import GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(-1, 1, size=(40, 4))
@@ -33,7 +34,9 @@ def state(model):
 def assert_same_state(before, after):
     assert before.keys() == after.keys()
     for name, value in before.items():
-        if isinstance(value, np.ndarray):
+        if isinstance(value, dict):
+            assert_same_state(value, after[name])
+        elif isinstance(value, np.ndarray | list):
             np.testing.assert_array_equal(after[name], value, err_msg=name)
         else:
             assert after[name] == value, name
@@ -126,6 +129,25 @@ CASES = [
     ("diverges-late-in-fit-warm-start", lambda: fitted_regressor(warm_start=True),
      lambda m: m.set_params(eta=0.5, tol=None, max_iter=20).fit(3 * X, 100 * Y_REAL),
      ["diverged at trial", "eta=0.5"]),
+    ("complex-X", fitted_regressor,
+     lambda m: m.partial_fit(X + 1j, Y_REAL), ["Complex data not supported"]),
+    ("2d-y-classifier", fitted_classifier,
+     lambda m: m.partial_fit(X, np.column_stack([LABELS, LABELS])),
+     ["y should be a 1d"]),
+    ("nan-predict_proba", fitted_classifier,
+     lambda m: m.predict_proba(with_value(X, (0, 0), np.nan)), ["NaN"]),
+    ("nan-score", fitted_classifier,
+     lambda m: m.score(with_value(X, (0, 0), np.nan), LABELS), ["NaN"]),
+    ("cv-nan-in-X", lambda: GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL),
+     lambda m: m.partial_fit(with_value(X, (4, 3), np.nan), Y_REAL), ["NaN"]),
+    ("cv-unseen-label", lambda: GAClassifierCV(etas=[0.01, 0.1]).fit(X, LABELS),
+     lambda m: m.partial_fit(X, np.where(Y_REAL > 1, "new", LABELS)), ["'new'"]),
+    ("cv-bad-etas", lambda: GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL),
+     lambda m: m.set_params(etas=[0.1, 0.0]).partial_fit(X, Y_REAL),
+     ["etas must hold positive"]),
+    ("cv-grid-changed", lambda: GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL),
+     lambda m: m.set_params(etas=[0.1, 0.2]).partial_fit(X, Y_REAL),
+     ["grid", "first call"]),
     ("exp-overflows-in-predict", lambda: GARegressor(phi="exp", eta=0.01).partial_fit(
         X, Y_UNIT), lambda m: m.predict(1e6 * X), ["overflow"]),
 ]
@@ -174,3 +196,37 @@ def test_theory_rate_unavailable_for_unbounded_phi():
     with pytest.raises(ValueError, match="eta='theory' is not available"):
         model.fit(X, Y_UNIT)
     assert not hasattr(model, "coef_")
+
+
+def dia(X):
+    return sp.dia_matrix(X)
+
+
+def unsorted_csr(X):
+    """The same matrix with each row's column indices reversed."""
+    csr = sp.csr_matrix(X)
+    data, indices = csr.data.copy(), csr.indices.copy()
+    for start, stop in zip(csr.indptr[:-1], csr.indptr[1:], strict=True):
+        data[start:stop] = data[start:stop][::-1]
+        indices[start:stop] = indices[start:stop][::-1]
+    shuffled = sp.csr_matrix((data, indices, csr.indptr), shape=csr.shape)
+    assert not shuffled.has_sorted_indices
+    return shuffled
+
+
+@pytest.mark.parametrize("convert", [dia, unsorted_csr, sp.csc_array],
+                         ids=["dia", "unsorted-csr", "csc_array"])
+def test_other_sparse_layouts_learn_like_dense(convert):
+    expected = GARegressor(psi="eg_pm", eta=0.05, U=3.0).partial_fit(X, Y_REAL)
+    model = GARegressor(psi="eg_pm", eta=0.05, U=3.0).partial_fit(convert(X), Y_REAL)
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.predict(convert(X)), expected.predict(X),
+                               rtol=1e-12)
+
+
+def test_one_sample_and_one_feature():
+    one_sample = GARegressor(eta=0.1).partial_fit(X[:1], Y_REAL[:1])
+    np.testing.assert_allclose(one_sample.coef_, 0.1 * Y_REAL[0] * X[0])
+    one_feature = GARegressor(eta=0.1).fit(X[:, :1], 2 * X[:, 0])
+    assert one_feature.coef_.shape == (1,)
+    np.testing.assert_allclose(one_feature.coef_, [2.0], atol=1e-3)
