@@ -161,7 +161,8 @@ class GARegressorCV(_GridMixin, GARegressor):
     (one read of the data serves the whole grid); the one with the least cumulative
     on-line matching loss, each prediction made before its example is learned, is
     selected, as HKW §V tune their learning rates. :meth:`partial_fit` continues the
-    stream for the whole grid, so the selection follows the stream.
+    stream for the whole grid (one pass over the batch for every configuration), so
+    the selection follows the stream.
 
     Progressive validation estimates the loss *while learning*, which favours
     rates that learn fast; k-fold CV (``cv=5``) estimates the loss of the model at
@@ -212,7 +213,7 @@ class GARegressorCV(_GridMixin, GARegressor):
         The state of every configuration, kept for :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -276,26 +277,6 @@ class GARegressorCV(_GridMixin, GARegressor):
         """
         return self._fit(X, y, sample_weight)
 
-    @fit_context
-    def partial_fit(self, X, y, sample_weight=None):
-        """Continue the stream for every configuration and select again.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Inputs.
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Targets in the range of ``phi``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit(X, y, sample_weight)
-
 
 class GAClassifierCV(_GridMixin, GAClassifier):
     """GAClassifier with eta (and U) chosen by progressive validation in one pass.
@@ -348,7 +329,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         The state of every configuration, kept for :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -407,30 +388,3 @@ class GAClassifierCV(_GridMixin, GAClassifier):
             Fitted estimator.
         """
         return self._fit(X, y, sample_weight)
-
-    @fit_context
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Continue the stream for every configuration and select again.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Inputs.
-        y : array-like of shape (n_samples,)
-            Class labels, all among ``classes``.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes; required on the first call.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        if not hasattr(self, "thetas_") and classes is None:
-            raise ValueError(
-                "classes must be passed on the first call to partial_fit, e.g. "
-                "partial_fit(X, y, classes=np.unique(y_all))."
-            )
-        return self._partial_fit(X, y, sample_weight, classes=classes)

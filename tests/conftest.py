@@ -1,8 +1,15 @@
-"""Hypothesis profiles: ``ci`` (the default) keeps the fuzz tests to a few minutes."""
+"""Test session set-up.
+
+* scikit-learn's array-API estimator checks run only when SciPy's array-API support is
+  switched on, before SciPy is first imported.
+* Hypothesis profiles: ``ci`` (the default) keeps the fuzz tests to a few minutes.
+"""
 
 import os
 
-from hypothesis import settings
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=200, print_blob=True)
 settings.register_profile("thorough", max_examples=2000)

@@ -52,7 +52,8 @@ TARGET_RANGE_CHECKS = [
 ]
 # phi="softmax" needs 2-D targets on the simplex; these checks feed a single column.
 SIMPLEX_CHECKS = TARGET_RANGE_CHECKS + [
-    "check_all_zero_sample_weights_error", "check_estimators_nan_inf",
+    "check_all_zero_sample_weights_error", "check_array_api_input",
+    "check_estimators_nan_inf",
     "check_estimators_pickle",
     "check_fit2d_1sample", "check_pipeline_consistency",
 ]
