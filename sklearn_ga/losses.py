@@ -13,6 +13,7 @@ Every formula lives in the registries (:data:`sklearn_ga.PHI`,
 
 import numpy as np
 from sklearn.base import is_classifier
+from sklearn.pipeline import Pipeline
 
 from ._phi import PHI
 from ._psi import PSI
@@ -230,8 +231,27 @@ class _MatchingLossScorer:
                                 np.asarray(estimator.decision_function(X), float))
             losses = matching_loss(Y, activation=A, phi=self.phi)
         else:
-            losses = matching_loss(y, estimator.predict(X), phi=self.phi)
+            A = self._activations(estimator, X)
+            if A is None:
+                losses = matching_loss(y, estimator.predict(X), phi=self.phi)
+            else:
+                Y = np.asarray(y, dtype=np.float64).reshape(A.shape)
+                losses = matching_loss(Y, activation=A, phi=self.phi)
         return -float(np.average(losses, weights=sample_weight))
+
+    @staticmethod
+    def _activations(estimator, X):
+        """Activations of a GA regressor (last step of a Pipeline), else None.
+
+        Predictions that round to the edge of the range of phi would make the loss
+        infinite; the activations keep it exact.
+        """
+        from ._base import BaseGA  # _base imports theory, which imports this module
+
+        if isinstance(estimator, Pipeline):
+            X = estimator[:-1].transform(X)
+            estimator = estimator[-1]
+        return estimator._activations(X) if isinstance(estimator, BaseGA) else None
 
     @staticmethod
     def _encode(entry, classes, y, scores):
@@ -254,8 +274,9 @@ class _MatchingLossScorer:
 def matching_loss_scorer(phi):
     """Scorer: minus the mean matching loss of phi, for ``scoring=``.
 
-    Regressors are scored from ``predict`` (predictions rounded to the edge of the
-    range give an infinite loss when the target differs). Classifiers are scored
+    sklearn-ga regressors (also as the last step of a Pipeline) are scored from
+    their activations, so the loss stays exact where predictions round to the edge
+    of the range of phi; other regressors from ``predict``. Classifiers are scored
     from ``decision_function``, with labels encoded as :class:`GAClassifier` fits
     them ({0, 1} or one-hot for logistic and softmax, {-1, +1} for tanh and sign,
     one-vs-rest with more than two classes), so the loss stays exact.

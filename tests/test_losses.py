@@ -13,6 +13,8 @@ from scipy.integrate import quad
 from scipy.special import expit
 from sklearn.metrics import log_loss
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
 from sklearn_ga.losses import (
@@ -408,3 +410,18 @@ def test_scorers_work_in_model_selection():
     scores = cross_val_score(GAClassifier(phi="sign", eta=0.1, max_iter=5, tol=None),
                              X, labels, scoring=matching_loss_scorer("sign"), cv=3)
     assert scores.shape == (3,) and np.all(scores <= 0)
+
+
+def test_regression_scorer_is_exact_where_predictions_saturate():
+    # Activations near 50: expit rounds to 1.0, so a loss from the predictions
+    # would be infinite for y = 0.9; the scorer uses the activations.
+    X = np.full((4, 1), 50.0)
+    y = np.full(4, 0.9)
+    model = GARegressor(phi="logistic", eta=1e-9, fit_intercept=False).fit(X, y)
+    model.theta_[:] = 1.0
+    model.coef_ = model.theta_[0].copy()
+    assert np.all(model.predict(X) == 1.0)
+    expected = -np.mean(matching_loss(y, activation=np.full(4, 50.0), phi="logistic"))
+    for estimator in (model, make_pipeline(FunctionTransformer(), model)):
+        score = matching_loss_scorer("logistic")(estimator, X, y)
+        assert np.isfinite(score) and score == pytest.approx(expected, rel=1e-12)

@@ -6,6 +6,8 @@ cumulative loss of the real estimators; the HKW §V example is run at a reduced 
 """
 
 import importlib.util
+import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -373,3 +375,27 @@ def test_single_neuron_experiment_reproduces_hkw_findings():
         assert table["GD", n]["theorem_eta"] == pytest.approx(1 / (2 * n))
     # Theorem 1's noise-free bound holds at its own rate.
     assert table["GD", 800]["loss_at_theorem_eta"] <= table["GD", 800]["bound"]
+
+
+# -- the user guide ------------------------------------------------------------------
+
+def test_user_guide_code_runs_and_says_what_it_shows():
+    # The code blocks of doc/user_guide/theory.rst, run in order in one namespace.
+    page = Path(__file__).parents[1] / "doc" / "user_guide" / "theory.rst"
+    blocks = re.findall(r"^\.\. code-block:: python\n\n((?:(?: {3}.*)?\n)+)",
+                        page.read_text(encoding="utf-8"), flags=re.M)
+    assert len(blocks) == 2
+    namespace = {}
+    for block in blocks:
+        exec(textwrap.dedent(block), namespace)
+    search = namespace["search"]
+    # "EG± with U=1 cannot represent it": every U = 1 score is below the best.
+    scores = search.cv_results_["mean_test_score"]
+    with_U1 = search.cv_results_["param_U"] == 1.0
+    assert np.all(np.isfinite(scores))
+    assert search.best_params_ == {"U": 10.0, "eta": 0.01}
+    assert scores[with_U1].max() < scores[~with_U1].max() / 10
+    # Theorem 3 for the fitted comparator, at the rate the estimator would choose.
+    online, result = namespace["online"], namespace["result"]
+    assert online.eta_ == result.eta
+    assert online.cumulative_loss_ <= result.bound
