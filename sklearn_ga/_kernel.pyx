@@ -208,9 +208,16 @@ cdef extern from *:
         return m[2] > m[0] ? m[2] : m[0];
     }
 
-    /* cosh d and sinh d for |d| <= GA_STEP_MAX by their Taylor series (error
-       < 1e-18): the factors e^{-d} = c - s of a multiplicative update. */
+    /* e^{-d}, and cosh d and sinh d, for |d| <= GA_STEP_MAX by their Taylor series
+       (error < 1e-18): the factors of a multiplicative update. */
     #define GA_STEP_MAX 0.0625
+    static inline double ga_exp_small(double d) {
+        double u = -d;
+        return 1.0 + u * (1.0 + u * (0.5 + u * (1.0 / 6 + u * (1.0 / 24 + u * (1.0 / 120
+               + u * (1.0 / 720 + u * (1.0 / 5040 + u * (1.0 / 40320
+               + u * (1.0 / 362880)))))))));
+    }
+
     static inline void ga_cosh_sinh(double d, double* c, double* s) {
         double d2 = d * d;
         *c = 1.0 + d2 * (0.5 + d2 * (1.0 / 24 + d2 * (1.0 / 720 + d2 * (1.0 / 40320))));
@@ -222,22 +229,20 @@ cdef extern from *:
        num *= e^{-d} (softmax, exp: den is num); returns the new sum of num. */
     GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
                                          double step, const double* x, Py_ssize_t n) {
-        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d;
         Py_ssize_t q = 0;
         int l;
         for (; q + 4 <= n; q += 4)
             for (l = 0; l < 4; l++) {
                 d = step * x[q + l];
                 theta[q + l] -= d;
-                ga_cosh_sinh(d, &c, &s);
-                num[q + l] *= c - s;
+                num[q + l] *= ga_exp_small(d);
                 total[l] += num[q + l];
             }
         for (; q < n; q++) {
             d = step * x[q];
             theta[q] -= d;
-            ga_cosh_sinh(d, &c, &s);
-            num[q] *= c - s;
+            num[q] *= ga_exp_small(d);
             total[0] += num[q];
         }
         return (total[0] + total[1]) + (total[2] + total[3]);
@@ -316,6 +321,7 @@ cdef extern from *:
     void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
                         double p, Py_ssize_t n) noexcept nogil
     double GA_STEP_MAX
+    double ga_exp_small(double d) noexcept nogil
     void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
                           Py_ssize_t n) noexcept nogil
@@ -568,14 +574,31 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
         _set_scale(s, j)
 
 
+cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
+                                         double mass, double top) noexcept nogil:
+    """Add a CSR update's change to row j's normalizer; recompute the row if needed.
+
+    A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
+    shift is stale; many changes summed into the normalizer may have eaten its
+    precision: then the row is recomputed from theta.
+    """
+    s.norm[j] += total
+    s.mass[j] += mass
+    if (top > exp(SHIFT_SLACK) or not s.norm[j] > exp(-SHIFT_SLACK)
+            or s.mass[j] > MASS_LIMIT * s.norm[j]):
+        _recompute_row(s, j)
+    else:
+        _set_scale(s, j)
+
+
 cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
                              const index_t* x_ind, Py_ssize_t nnz,
                              double x_top) noexcept nogil:
     """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
 
-    The new terms are computed into row buffers, by multiplication for small steps
-    or else from the gathered theta (so the exponentials vectorize), then scattered;
-    the normalizer is updated by their change.
+    Small steps scale the terms in place (EG+- through row buffers); otherwise the
+    terms are computed from the gathered theta (so the exponentials vectorize) and
+    scattered. The normalizer is updated by their change.
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
@@ -584,17 +607,29 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
         return
+    if _multiplicative(s, step, x_top) and s.psi != PSI_EG_PM:
+        # One pass: e^{theta - shift} scales by e^{-d} (den is num).
+        for q in range(nnz):
+            i = base + x_ind[q]
+            d = step * x_val[q]
+            s.theta[i] -= d
+            old = s.num[i]
+            s.num[i] = old * ga_exp_small(d)
+            total += s.num[i] - old
+            mass += s.num[i] + old
+            if s.num[i] > top:
+                top = s.num[i]
+        if _normalized(s.psi):
+            _renormalize_sparse_row(s, j, total, mass, top)
+        return
     if _multiplicative(s, step, x_top):
         for q in range(nnz):
             i = base + x_ind[q]
             d = step * x_val[q]
             s.theta[i] -= d
             ga_cosh_sinh(d, &c, &sh)
-            if s.psi == PSI_EG_PM:
-                s.row_num[q] = c * s.num[i] - sh * s.den[i]
-                s.row_den[q] = c * s.den[i] - sh * s.num[i]
-            else:
-                s.row_num[q] = s.num[i] * (c - sh)
+            s.row_num[q] = c * s.num[i] - sh * s.den[i]
+            s.row_den[q] = c * s.den[i] - sh * s.num[i]
     else:
         for q in range(nnz):
             i = x_ind[q]
@@ -614,16 +649,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         mass += fabs(s.row_den[q]) + fabs(old)
         if s.row_den[q] > top:
             top = s.row_den[q]
-    s.norm[j] += total
-    s.mass[j] += mass
-    # A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
-    # shift is stale; many changes summed into the normalizer may have eaten its
-    # precision: then the row is recomputed.
-    if (top > exp(SHIFT_SLACK) or not s.norm[j] > exp(-SHIFT_SLACK)
-            or s.mass[j] > MASS_LIMIT * s.norm[j]):
-        _recompute_row(s, j)
-    else:
-        _set_scale(s, j)
+    _renormalize_sparse_row(s, j, total, mass, top)
 
 
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
