@@ -377,6 +377,8 @@ cdef Py_ssize_t TOUCH_LIMIT = 32
 # multiplication (e^{theta - d} = e^theta e^{-d}, no exp call); a dense row is
 # recomputed from theta every RENEW_DENSE such updates so rounding cannot build up.
 cdef double RENEW_DENSE = 64.0
+# A multiplied term below this is recomputed from theta (0 would stay 0).
+cdef double UNDERFLOW = 1e-300
 
 
 cdef struct State:
@@ -603,24 +605,32 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
                              double x_top) noexcept nogil:
     """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
 
-    Small steps scale the terms in place; otherwise the terms are computed from the gathered theta (so the exponentials vectorize) and
+    Exponential terms are scaled in place (EG+-: for small steps); otherwise the
+    terms are computed from the gathered theta (so the exponentials vectorize) and
     scattered. The normalizer is updated by their change.
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
     cdef double top = 0.0, old, d, c, sh, total = 0.0, mass = 0.0
+    cdef bint small
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
         return
-    if _multiplicative(s, step, x_top) and s.psi != PSI_EG_PM:
-        # One pass: e^{theta - shift} scales by e^{-d} (den is num).
+    if (s.psi == PSI_SOFTMAX or s.psi == PSI_EXP) and fabs(step) * x_top <= SHIFT_SLACK:
+        # One pass: e^{theta - shift} scales by e^{-d} (den is num), a product that
+        # adds no cancellation at any step size. A term that underflowed is
+        # recomputed from theta, so that it can grow back.
+        small = fabs(step) * x_top <= GA_STEP_MAX
         for q in range(nnz):
             i = base + x_ind[q]
             d = step * x_val[q]
             s.theta[i] -= d
             old = s.num[i]
-            s.num[i] = old * ga_exp_small(d)
+            if old < UNDERFLOW:
+                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
+            else:
+                s.num[i] = old * (ga_exp_small(d) if small else ga_exp(-d))
             total += s.num[i] - old
             mass += s.num[i] + old
             if s.num[i] > top:
@@ -630,15 +640,21 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         return
     if _multiplicative(s, step, x_top):
         # One pass: e^{+-theta - shift} scale by e^{-+d}, a hyperbolic rotation of
-        # num = e^+ - e^- and den = e^+ + e^-.
+        # num = e^+ - e^- and den = e^+ + e^- (steps below 1/4: little cancellation).
         for q in range(nnz):
             i = base + x_ind[q]
             d = step * x_val[q]
             s.theta[i] -= d
-            ga_cosh_sinh(d, &c, &sh)
             old = s.den[i]
-            s.den[i] = c * old - sh * s.num[i]
-            s.num[i] = c * s.num[i] - sh * old
+            if old < UNDERFLOW:
+                c = ga_exp(s.theta[i] - s.shift[j])
+                sh = ga_exp(-s.theta[i] - s.shift[j])
+                s.num[i] = c - sh
+                s.den[i] = c + sh
+            else:
+                ga_cosh_sinh(d, &c, &sh)
+                s.den[i] = c * old - sh * s.num[i]
+                s.num[i] = c * s.num[i] - sh * old
             total += s.den[i] - old
             mass += s.den[i] + old
             if s.den[i] > top:
