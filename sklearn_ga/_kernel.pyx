@@ -12,11 +12,14 @@ Design
 * Only the parameters Theta and b are the model. The weights psi(Theta) are kept in
   factored form per row j: ``omega_ji = scale_j * num_ji`` where ``num`` is a bounded
   per-coordinate term and ``scale`` comes from a normalizer ``norm_j = sum_i den_ji``.
+  EG+- keeps its two exponentials apart, ``num = e^{theta - shift}`` and
+  ``den = e^{-theta - shift}``: omega = scale (num - den), norm = sum (num + den).
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
-* Exponential terms (softmax, eg_pm, exp) follow a small step d = eta (y_hat - y) x_i
-  multiplicatively, e^{theta - d} = e^theta e^{-d} with e^{-d} = cosh d - sinh d
-  from short series, so a trial calls no exp; a large step recomputes the terms.
+* Exponential terms (softmax, eg_pm, exp) follow a step d = eta (y_hat - y) x_i
+  multiplicatively, e^{theta - d} = e^theta e^{-d}, a product that adds no
+  cancellation; e^{-+d} = cosh d -+ sinh d come from short series for |d| <= 1/4, so
+  a trial calls no exp (a dense row takes larger steps by recomputing its terms).
 * A dense row is recomputed from theta (shift and normalizer included) after a large
   step, after RENEW_DENSE small ones, or always for pnorm. A CSR row updates only its
   nnz terms and the normalizer incrementally; the row is recomputed in O(n) only when
@@ -253,12 +256,12 @@ cdef extern from *:
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
-    /* The same for EG+-: e^{+-theta - shift} scale by e^{-+d}, so num = e^+ - e^- and
-       den = e^+ + e^- turn by a hyperbolic rotation; returns the new sum of den. */
-    GA_SIMD static double ga_rotate_terms(double* restrict theta, double* restrict num,
-                                          double* restrict den, double step,
-                                          const double* x, Py_ssize_t n) {
-        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s, old_num;
+    /* The same for EG+-: e^{+-theta - shift} (num, den) scale by e^{-+d} = c -+ s;
+       returns the new sum of num + den. */
+    GA_SIMD static double ga_scale_pm_terms(double* restrict theta, double* restrict num,
+                                            double* restrict den, double step,
+                                            const double* x, Py_ssize_t n) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
         Py_ssize_t q = 0;
         int l;
         for (; q + 4 <= n; q += 4)
@@ -266,21 +269,33 @@ cdef extern from *:
                 d = step * x[q + l];
                 theta[q + l] -= d;
                 ga_cosh_sinh(d, &c, &s);
-                old_num = num[q + l];
-                num[q + l] = c * old_num - s * den[q + l];
-                den[q + l] = c * den[q + l] - s * old_num;
-                total[l] += den[q + l];
+                num[q + l] *= c - s;
+                den[q + l] *= c + s;
+                total[l] += num[q + l] + den[q + l];
             }
         for (; q < n; q++) {
             d = step * x[q];
             theta[q] -= d;
             ga_cosh_sinh(d, &c, &s);
-            old_num = num[q];
-            num[q] = c * old_num - s * den[q];
-            den[q] = c * den[q] - s * old_num;
-            total[0] += den[q];
+            num[q] *= c - s;
+            den[q] *= c + s;
+            total[0] += num[q] + den[q];
         }
         return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
+    /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
+    GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double* x,
+                                      Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += (a[q + l] - b[q + l]) * x[q + l];
+        for (; q < n; q++)
+            s[0] += (a[q] - b[q]) * x[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
     /* Weight terms of n parameters (DESIGN.md table): omega_i = scale * num_i and
@@ -295,12 +310,9 @@ cdef extern from *:
     GA_SIMD static void ga_eg_pm_terms(const double* theta, double* num, double* den,
                                        double shift, Py_ssize_t n) {
         Py_ssize_t q;
-        double plus, minus;
         for (q = 0; q < n; q++) {
-            plus = ga_exp(theta[q] - shift);
-            minus = ga_exp(-theta[q] - shift);
-            num[q] = plus - minus;
-            den[q] = plus + minus;
+            num[q] = ga_exp(theta[q] - shift);
+            den[q] = ga_exp(-theta[q] - shift);
         }
     }
 
@@ -330,8 +342,10 @@ cdef extern from *:
     void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
                           Py_ssize_t n) noexcept nogil
-    double ga_rotate_terms(double* theta, double* num, double* den, double step,
-                           const double* x, Py_ssize_t n) noexcept nogil
+    double ga_scale_pm_terms(double* theta, double* num, double* den, double step,
+                             const double* x, Py_ssize_t n) noexcept nogil
+    double ga_dot_diff(const double* a, const double* b, const double* x,
+                       Py_ssize_t n) noexcept nogil
 
 from libc.math cimport exp, log, log1p, fabs, tanh, atan, cos, pow, isfinite
 from libc.stdint cimport int32_t, int64_t
@@ -393,7 +407,7 @@ cdef struct State:
     double* theta       # k x n parameters
     double* num         # k x n weight numerators (aliases theta for identity)
     double* den         # k x n normalizer terms (aliases num for softmax)
-    double* norm        # k   sum_i den_ji
+    double* norm        # k   sum_i den_ji (EG+-: sum_i num_ji + den_ji)
     double* shift       # k   reference maximum of theta (or |theta|)
     double* scale       # k   omega_ji = scale_j * num_ji
     double* mass        # k   |changes| of norm since the last recompute
@@ -459,6 +473,8 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
     s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
+    if s.psi == PSI_EG_PM:
+        s.norm[j] += ga_sum(s.num + base, s.n)
     s.mass[j] = 0.0
     s.age[j] = 0.0
     _set_scale(s, j)
@@ -535,6 +551,23 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     return loss
 
 
+cdef inline double _sparse_dot_diff(const double* a, const double* b,
+                                    const double* x_val, const index_t* x_ind,
+                                    Py_ssize_t nnz) noexcept nogil:
+    """sum_q (a - b)[x_ind[q]] x_val[q]: the EG+- dot product (weights e^+ - e^-)."""
+    cdef Py_ssize_t q = 0, i
+    cdef double s0 = 0.0, s1 = 0.0
+    while q + 2 <= nnz:
+        i = x_ind[q]
+        s0 += (a[i] - b[i]) * x_val[q]
+        i = x_ind[q + 1]
+        s1 += (a[i] - b[i]) * x_val[q + 1]
+        q += 2
+    if q < nnz:
+        s0 += (a[x_ind[q]] - b[x_ind[q]]) * x_val[q]
+    return s0 + s1
+
+
 cdef inline double _sparse_dot(const double* w, const double* x_val,
                                const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """sum_q w[x_ind[q]] x_val[q] with four partial sums (shorter dependency chain)."""
@@ -553,9 +586,9 @@ cdef inline double _sparse_dot(const double* w, const double* x_val,
 
 
 cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
-    """Whether this update may scale the terms instead of recomputing them."""
-    return (s.psi != PSI_PNORM and s.psi != PSI_IDENTITY
-            and fabs(step) * x_top <= GA_STEP_MAX)
+    """Whether a CSR update may scale the exponential terms instead of recomputing."""
+    return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
+            and fabs(step) * x_top <= SHIFT_SLACK)
 
 
 cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x,
@@ -563,13 +596,14 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
     """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
     cdef Py_ssize_t base = j * s.n
     cdef double total
-    if not _multiplicative(s, step, x_top) or s.age[j] >= RENEW_DENSE:
+    if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
+            or s.age[j] >= RENEW_DENSE):
         ga_axpy(s.theta + base, step, x, s.n)
         _recompute_row(s, j)
         return
     if s.psi == PSI_EG_PM:
-        total = ga_rotate_terms(s.theta + base, s.num + base, s.den + base, step, x,
-                                s.n)
+        total = ga_scale_pm_terms(s.theta + base, s.num + base, s.den + base, step, x,
+                                  s.n)
     else:
         total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
     s.age[j] += 1.0
@@ -611,55 +645,46 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
-    cdef double top = 0.0, old, d, c, sh, total = 0.0, mass = 0.0
+    cdef double top = 0.0, old, new, d, c, sh, down, up, total = 0.0, mass = 0.0
     cdef bint small
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
         return
-    if (s.psi == PSI_SOFTMAX or s.psi == PSI_EXP) and fabs(step) * x_top <= SHIFT_SLACK:
-        # One pass: e^{theta - shift} scales by e^{-d} (den is num), a product that
-        # adds no cancellation at any step size. A term that underflowed is
-        # recomputed from theta, so that it can grow back.
+    if _multiplicative(s, step, x_top):
+        # One pass: e^{theta - shift} scales by e^{-d} (EG+-: e^{-theta - shift} by
+        # e^{d}), products that add no cancellation at any step size. A term that
+        # underflowed is recomputed from theta, so that it can grow back.
         small = fabs(step) * x_top <= GA_STEP_MAX
         for q in range(nnz):
             i = base + x_ind[q]
             d = step * x_val[q]
             s.theta[i] -= d
+            if small:
+                ga_cosh_sinh(d, &c, &sh)
+                down, up = c - sh, c + sh
+            else:
+                down = ga_exp(-d)
+                up = 1.0 / down
             old = s.num[i]
             if old < UNDERFLOW:
                 s.num[i] = ga_exp(s.theta[i] - s.shift[j])
             else:
-                s.num[i] = old * (ga_exp_small(d) if small else ga_exp(-d))
-            total += s.num[i] - old
-            mass += s.num[i] + old
-            if s.num[i] > top:
-                top = s.num[i]
+                s.num[i] = old * down
+            new = s.num[i]
+            if s.psi == PSI_EG_PM:
+                old += s.den[i]
+                if s.den[i] < UNDERFLOW:
+                    s.den[i] = ga_exp(-s.theta[i] - s.shift[j])
+                else:
+                    s.den[i] *= up
+                new += s.den[i]
+            total += new - old
+            mass += new + old
+            if new > top:
+                top = new
         if _normalized(s.psi):
             _renormalize_sparse_row(s, j, total, mass, top)
-        return
-    if _multiplicative(s, step, x_top):
-        # One pass: e^{+-theta - shift} scale by e^{-+d}, a hyperbolic rotation of
-        # num = e^+ - e^- and den = e^+ + e^- (steps below 1/4: little cancellation).
-        for q in range(nnz):
-            i = base + x_ind[q]
-            d = step * x_val[q]
-            s.theta[i] -= d
-            old = s.den[i]
-            if old < UNDERFLOW:
-                c = ga_exp(s.theta[i] - s.shift[j])
-                sh = ga_exp(-s.theta[i] - s.shift[j])
-                s.num[i] = c - sh
-                s.den[i] = c + sh
-            else:
-                ga_cosh_sinh(d, &c, &sh)
-                s.den[i] = c * old - sh * s.num[i]
-                s.num[i] = c * s.num[i] - sh * old
-            total += s.den[i] - old
-            mass += s.den[i] + old
-            if s.den[i] > top:
-                top = s.den[i]
-        _renormalize_sparse_row(s, j, total, mass, top)
         return
     for q in range(nnz):
         i = x_ind[q]
@@ -672,13 +697,14 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         return
     for q in range(nnz):
         i = base + x_ind[q]
-        old = s.den[i]
+        old = s.den[i] + (s.num[i] if s.psi == PSI_EG_PM else 0.0)
         s.num[i] = s.row_num[q]
         s.den[i] = s.row_den[q]
-        total += s.row_den[q] - old
-        mass += fabs(s.row_den[q]) + fabs(old)
-        if s.row_den[q] > top:
-            top = s.row_den[q]
+        new = s.row_den[q] + (s.row_num[q] if s.psi == PSI_EG_PM else 0.0)
+        total += new - old
+        mass += fabs(new) + fabs(old)
+        if new > top:
+            top = new
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
@@ -696,6 +722,10 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     for j in range(s.k):
         if s.dot_ready:
             dot = s.dot[j]
+        elif s.psi == PSI_EG_PM and dense:
+            dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
+        elif s.psi == PSI_EG_PM:
+            dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
@@ -735,7 +765,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
 cdef bint _state_finite(State* s) noexcept nogil:
     cdef Py_ssize_t q
     for q in range(s.k * s.n):
-        if not isfinite(s.theta[q]) or not isfinite(s.num[q]):
+        if (not isfinite(s.theta[q]) or not isfinite(s.num[q])
+                or not isfinite(s.den[q])):
             return False
     for q in range(s.k):
         if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
@@ -878,5 +909,7 @@ cdef class TrialLoop:
         import numpy as np
 
         out = np.asarray(self.num).copy()
+        if self.s.psi == PSI_EG_PM:
+            out -= np.asarray(self.den)
         out *= np.asarray(self.buffers[2 * self.s.k:3 * self.s.k])[:, None]
         return out
