@@ -6,10 +6,27 @@ whose loss is the matching loss of phi. See the README and doc/ for the guide.
 """
 
 from ._classifier import GAClassifier
+from ._cv import GAClassifierCV, GARegressorCV
 from ._phi import PHI
 from ._psi import PSI
 from ._regressor import GARegressor
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["GAClassifier", "GARegressor", "PHI", "PSI", "__version__"]
+# The package's types for skops.io.load(..., trusted=SKOPS_TRUSTED_TYPES): their state
+# holds only NumPy arrays and Python scalars.
+SKOPS_TRUSTED_TYPES = [
+    f"{cls.__module__}.{cls.__qualname__}"
+    for cls in (GAClassifier, GAClassifierCV, GARegressor, GARegressorCV)
+]
+
+__all__ = [
+    "GAClassifier",
+    "GAClassifierCV",
+    "GARegressor",
+    "GARegressorCV",
+    "PHI",
+    "PSI",
+    "SKOPS_TRUSTED_TYPES",
+    "__version__",
+]

@@ -77,7 +77,8 @@ class BaseGA(BaseEstimator):
     # -- fitting -------------------------------------------------------------------
 
     def _validate_training_data(self, X, y, sample_weight, *, first_call, classes):
-        # X is checked for NaN/inf by the trial loop, which reads it anyway (see _run).
+        # X is checked for NaN/inf by the trial loop, which reads it anyway (see
+        # trial_runner).
         checked = None if first_call else self._light_validation(X, y)
         X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
@@ -125,26 +126,8 @@ class BaseGA(BaseEstimator):
             theta, intercept = self.theta_.copy(), self.intercept_.copy()
             t, cumulative_loss = self.t_, self.cumulative_loss_
         eta = self._learning_rate(X, first_call)
-        loop = TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(self.U), float(self.p), bool(self.fit_intercept))
-        weights = (np.empty(0) if sample_weight is None
-                   else np.ascontiguousarray(sample_weight, dtype=np.float64))
-        if sp.issparse(X):
-            if not X.has_canonical_format:
-                # The O(nnz) normalizer updates need each column at most once per row.
-                X = X.copy()
-                X.sum_duplicates()
-            indices, indptr = X.indices, X.indptr
-            if indices.dtype != indptr.dtype:
-                indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
-
-            def run_epoch(order):
-                return loop.run_csr(X.data, indices, indptr, Y, weights, order)
-        else:
-
-            def run_epoch(order):
-                return loop.run_dense(X, Y, weights, order)
-
+        loop = self._trial_loop(theta, intercept, eta, self.U)
+        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         m = X.shape[0]
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
@@ -154,17 +137,9 @@ class BaseGA(BaseEstimator):
             if shuffled:
                 order = None  # free the last epoch's order before drawing the next
                 order = rng.permutation(m).astype(np.intp, copy=False)
-            status, trials, epoch_loss = run_epoch(order)
+            status, trials, epoch_loss = run(loop, order)
             if status != Status.OK:
-                # Non-finite inputs make the activations non-finite at once.
-                assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
-                raise ValueError(
-                    f"{type(self).__name__} diverged at trial {t + trials + 1} "
-                    f"(eta={eta:.6g}, psi={self.psi!r}, phi={self.phi!r}): the "
-                    "parameters or the predictions stopped being finite. Use a smaller "
-                    "eta, or scale the inputs (e.g. with StandardScaler); the model "
-                    "was left as it was before this call."
-                )
+                raise self._divergence(t + trials + 1, eta)
             t += m
             cumulative_loss += epoch_loss
             if self.verbose:
@@ -184,11 +159,28 @@ class BaseGA(BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
+        return self._set_state(theta, intercept, eta=eta, U=self.U, n_iter=epoch, t=t,
+                               cumulative_loss=cumulative_loss)
+
+    def _trial_loop(self, theta, intercept, eta, U):
+        """The compiled loop over parameters (theta, intercept), updated in place."""
+        return TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
+                         eta, float(U), float(self.p), bool(self.fit_intercept))
+
+    def _divergence(self, trial, eta):
+        return ValueError(
+            f"{type(self).__name__} diverged at trial {trial} (eta={eta:.6g}, "
+            f"psi={self.psi!r}, phi={self.phi!r}): the parameters or the predictions "
+            "stopped being finite. Use a smaller eta, or scale the inputs (e.g. with "
+            "StandardScaler); the model was left as it was before this call."
+        )
+
+    def _set_state(self, theta, intercept, *, eta, U, n_iter, t, cumulative_loss):
         self.eta_ = eta
         self.theta_ = theta
         self.intercept_ = intercept
-        self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, self.U, self.p))
-        self.n_iter_ = epoch
+        self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, U, self.p))
+        self.n_iter_ = n_iter
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)
         return self
@@ -227,6 +219,10 @@ class BaseGA(BaseEstimator):
 
     def _partial_fit(self, X, y, sample_weight, *, classes=None):
         first_call = not hasattr(self, "theta_")
+        if not first_call:
+            # scikit-learn validates hyper-parameters on the first partial_fit only;
+            # set_params may have changed them since.
+            self._validate_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
@@ -251,7 +247,8 @@ class BaseGA(BaseEstimator):
 
     def _outputs(self, A):
         """phi(A), checked to be finite (phi='exp' can overflow)."""
-        Y = PHI[self.phi].transfer(A)
+        with np.errstate(over="ignore"):  # overflow is reported below, as an error
+            Y = PHI[self.phi].transfer(A)
         if not np.all(np.isfinite(Y)):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="
@@ -266,6 +263,40 @@ class BaseGA(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def trial_runner(X, Y, sample_weight, estimator_name=None):
+    """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
+
+    X is validated float64 (C-contiguous or CSR) and Y the encoded (m, k) targets.
+    X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
+    the activations non-finite at once, so a pass that fails is checked here and
+    reported as bad input rather than as divergence.
+    """
+    weights = (np.empty(0) if sample_weight is None
+               else np.ascontiguousarray(sample_weight, dtype=np.float64))
+    if not sp.issparse(X):
+        def one_pass(loop, order):
+            return loop.run_dense(X, Y, weights, order)
+    else:
+        if not X.has_canonical_format:
+            # The O(nnz) normalizer updates need each column at most once per row.
+            X = X.copy()
+            X.sum_duplicates()
+        indices, indptr = X.indices, X.indptr
+        if indices.dtype != indptr.dtype:
+            indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+
+        def one_pass(loop, order):
+            return loop.run_csr(X.data, indices, indptr, Y, weights, order)
+
+    def run(loop, order):
+        status, trials, loss = one_pass(loop, order)
+        if status != Status.OK:
+            assert_all_finite(X, input_name="X", estimator_name=estimator_name)
+        return status, trials, loss
+
+    return run
 
 
 def fit_context(method):

@@ -29,17 +29,17 @@ class GAClassifier(ClassifierMixin, BaseGA):
     loss of phi (KW01 Figure 5): ``Theta <- Theta - eta * (y_hat - y) x^T`` with
     weights ``coef_ = psi(Theta)``.
 
-    ========== ================================ =======================================
-    phi        targets                          outputs (k)
-    ========== ================================ =======================================
-    logistic   {0, 1}; one-vs-rest if > 2       1 if binary, else one per class;
-               classes                          probabilities normalized over classes
-    softmax    one-hot rows                     one per class (multinomial)
-    tanh       {-1, +1}; one-vs-rest            as logistic; P = (1 + tanh a) / 2
-    sign       {-1, +1}; one-vs-rest            as logistic; no probabilities
+    ========== ================================== =====================================
+    phi        targets                            outputs (k)
+    ========== ================================== =====================================
+    logistic   {0, 1}; one-vs-rest if > 2         1 if binary, else one per class;
+               classes                            probabilities normalized over classes
+    softmax    one-hot rows                       one per class (multinomial)
+    tanh       {-1, +1}; one-vs-rest              as logistic; P = (1 + tanh a) / 2
+    sign       {-1, +1}; one-vs-rest              as logistic; no probabilities
                (Perceptron with psi="identity",
                normalized Winnow with "softmax")
-    ========== ================================ =======================================
+    ========== ================================== =====================================
 
     Read more in the :ref:`User Guide <user_guide>`.
 
@@ -97,7 +97,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Sum of the matching losses of the predictions made before each update.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also

@@ -89,7 +89,7 @@ class GARegressor(RegressorMixin, BaseGA):
         prediction made before each update: Loss_phi(GA, S) in the papers.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also

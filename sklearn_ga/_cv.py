@@ -1,0 +1,390 @@
+"""GARegressorCV and GAClassifierCV: a grid of (eta, U) learned in one pass.
+
+Every configuration of the grid keeps its own parameters; the data are cut into
+chunks small enough to stay in cache, and each chunk runs through the compiled loop of
+every configuration before the next chunk is read. Selection is by progressive
+validation (HKW §V tunes the same way): the cumulative on-line matching loss, each
+prediction made before its example is learned, is an honest estimate of the loss on
+unseen data of the same stream.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.model_selection import check_cv
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import fit_context, trial_runner
+from ._classifier import GAClassifier
+from ._kernel import Status
+from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
+from ._psi import PSI
+from ._regressor import GARegressor
+
+# Rows per chunk: about this many bytes of X, so a chunk stays in cache while every
+# configuration learns it.
+CHUNK_BYTES = 1 << 19
+
+
+class _GridMixin:
+    """Lock-step training and selection shared by the two CV estimators."""
+
+    _grid_constraints = {
+        "psi": [StrOptions(set(PSI))],
+        "etas": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "Us": ["array-like"],
+        "p": [Interval(Real, 2, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "cv": [None, "cv_object"],
+    }
+
+    def _grid(self):
+        """The (eta, U) configurations, U varying slowest; U is 1 unless psi=eg_pm."""
+        etas = (np.logspace(-4, 0, self.etas) if isinstance(self.etas, Integral)
+                else np.asarray(self.etas, dtype=np.float64).ravel())
+        Us = (np.asarray(self.Us, dtype=np.float64).ravel() if self.psi == "eg_pm"
+              else np.ones(1))
+        for name, values in (("etas", etas), ("Us", Us)):
+            if values.size == 0 or not np.all(np.isfinite(values) & (values > 0)):
+                raise ValueError(f"{name} must hold positive finite numbers; got "
+                                 f"{values!r}.")
+        return [(float(eta), float(U)) for U in Us for eta in etas]
+
+    def _lockstep(self, X, Y, sample_weight, rows, thetas, intercepts, losses):
+        """One on-line pass over ``rows`` for every configuration still alive.
+
+        Updates ``thetas``/``intercepts`` in place and adds to ``losses``; a
+        configuration that diverges gets an infinite loss and learns no more.
+        """
+        run = trial_runner(X, Y, sample_weight)
+        alive = np.flatnonzero(np.isfinite(losses))
+        loops = {g: self._trial_loop(thetas[g], intercepts[g], *self._configs[g])
+                 for g in alive}
+        row_values = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
+        chunk = max(16, int(CHUNK_BYTES // (8 * max(1.0, row_values))))
+        for start in range(0, rows.shape[0], chunk):
+            order = rows[start:start + chunk]
+            for g in list(loops):
+                status, _, loss = run(loops[g], order)
+                if status != Status.OK:
+                    losses[g] = np.inf
+                    del loops[g]
+                else:
+                    losses[g] += loss
+
+    def _search(self, X, Y, sample_weight, *, first_call):
+        if first_call:
+            self._configs = self._grid()
+            G, k, n = len(self._configs), Y.shape[1], X.shape[1]
+            thetas, intercepts = np.zeros((G, k, n)), np.zeros((G, k))
+            losses, t = np.zeros(G), 0
+        else:
+            if self._grid() != self._configs:
+                raise ValueError(
+                    f"The grid of {type(self).__name__} (etas, Us) changed since the "
+                    "first call to partial_fit; it is fixed for a stream. Call fit to "
+                    "restart with the new grid."
+                )
+            thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
+            losses, t = self.progressive_loss_.copy(), self.t_
+        m = X.shape[0]
+        self._lockstep(X, Y, sample_weight, np.arange(m, dtype=np.intp), thetas,
+                       intercepts, losses)
+        t += m
+        if first_call and self.cv is not None:
+            scores = self._kfold_losses(X, Y, sample_weight)
+        else:
+            scores = losses
+        if not np.any(np.isfinite(scores)):
+            raise ValueError(
+                f"{type(self).__name__}: every configuration diverged (etas from "
+                f"{min(e for e, _ in self._configs):.3g}). Use smaller etas, or scale "
+                "the inputs (e.g. with StandardScaler)."
+            )
+        best = int(np.argmin(scores))
+        eta, U = self._configs[best]
+        self.thetas_, self.intercepts_ = thetas, intercepts
+        self.progressive_loss_ = losses
+        self.cv_results_ = {
+            "params": [{"eta": e, "U": u} for e, u in self._configs],
+            "param_eta": np.array([e for e, _ in self._configs]),
+            "param_U": np.array([u for _, u in self._configs]),
+            "progressive_loss": losses.copy(),
+            "mean_test_loss": scores.copy(),
+            "rank_test_loss": np.argsort(np.argsort(scores, kind="stable")) + 1,
+        }
+        self.best_index_, self.U_ = best, U
+        return self._set_state(thetas[best].copy(), intercepts[best].copy(), eta=eta,
+                               U=U, n_iter=1, t=t, cumulative_loss=losses[best])
+
+    def _kfold_losses(self, X, Y, sample_weight):
+        """Mean held-out matching loss per configuration over the folds of ``cv``."""
+        cv = check_cv(self.cv)
+        G, k, n = len(self._configs), Y.shape[1], X.shape[1]
+        totals = np.zeros(G)
+        for train, test in cv.split(X):
+            thetas, intercepts = np.zeros((G, k, n)), np.zeros((G, k))
+            diverged = np.zeros(G)
+            self._lockstep(X, Y, sample_weight, train.astype(np.intp), thetas,
+                           intercepts, diverged)
+            for g, (_, U) in enumerate(self._configs):
+                weights = PSI[self.psi].weights(thetas[g], U, self.p)
+                A = np.asarray(X[test] @ weights.T) + intercepts[g]
+                with np.errstate(all="ignore"):
+                    loss = np.mean(PHI[self.phi].sample_loss(Y[test], A))
+                totals[g] += loss if np.isfinite(loss) else np.inf
+            totals[~np.isfinite(diverged)] = np.inf
+        return totals / cv.get_n_splits(X)
+
+    def _fit(self, X, y, sample_weight, *, classes=None):
+        X, Y, sample_weight = self._validate_training_data(
+            X, y, sample_weight, first_call=True, classes=classes)
+        return self._search(X, Y, sample_weight, first_call=True)
+
+    def _partial_fit(self, X, y, sample_weight, *, classes=None):
+        if self.cv is not None:
+            raise ValueError("partial_fit selects by progressive validation only; set "
+                             "cv=None (k-fold needs the whole data set at once).")
+        first_call = not hasattr(self, "thetas_")
+        if not first_call:
+            self._validate_params()
+        X, Y, sample_weight = self._validate_training_data(
+            X, y, sample_weight, first_call=first_call, classes=classes)
+        return self._search(X, Y, sample_weight, first_call=first_call)
+
+
+class GARegressorCV(_GridMixin, GARegressor):
+    """GARegressor with eta (and U) chosen by progressive validation in one pass.
+
+    Every configuration of the grid ``etas`` x ``Us`` learns the data in lock-step
+    (one read of the data serves the whole grid); the one with the least cumulative
+    on-line matching loss, each prediction made before its example is learned, is
+    selected, as HKW §V tune their learning rates. :meth:`partial_fit` continues the
+    stream for the whole grid (one pass over the batch for every configuration), so
+    the selection follows the stream.
+
+    Progressive validation estimates the loss *while learning*, which favours
+    rates that learn fast; k-fold CV (``cv=5``) estimates the loss of the model at
+    the end of a pass, which can favour smaller rates on long, noisy streams.
+
+    Read more in the :ref:`User Guide <user_guide>`.
+
+    Parameters
+    ----------
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+        Parameterization function (see :class:`GARegressor`).
+    phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
+            default="identity"
+        Transfer function (see :class:`GARegressor`).
+    etas : int or array-like of float, default=9
+        Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``.
+    Us : array-like of float, default=(1.0, 10.0, 100.0)
+        Scales of EG± to try (``psi="eg_pm"``); ignored by the other ``psi``.
+    p : float, default=2.0
+        Exponent of ``psi="pnorm"``, >= 2.
+    fit_intercept : bool, default=True
+        Whether to learn intercepts.
+    cv : None, int, cross-validation generator or iterable, default=None
+        ``None`` selects by progressive validation. Otherwise the configuration
+        with the least mean held-out matching loss over these folds is selected
+        (each fold costs one more lock-step pass over its training rows); the
+        returned model is still the one-pass model on all the data.
+
+    Attributes
+    ----------
+    eta_, U_ : float
+        The selected learning rate and scale (``U_`` is 1.0 unless psi="eg_pm").
+    coef_, intercept_, theta_ : ndarray
+        The selected configuration's weights, intercepts and parameters.
+    cumulative_loss_ : float
+        The selected configuration's cumulative on-line matching loss.
+    t_ : int
+        Number of trials seen.
+    n_iter_ : int
+        Always 1: one pass.
+    cv_results_ : dict of ndarray
+        ``params``, ``param_eta``, ``param_U``, ``progressive_loss`` (per
+        configuration; ``inf`` if it diverged), ``mean_test_loss`` (the selection
+        criterion) and ``rank_test_loss``.
+    best_index_ : int
+        Index of the selected configuration in ``cv_results_``.
+    thetas_, intercepts_, progressive_loss_ : ndarray
+        The state of every configuration, kept for :meth:`partial_fit`.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string feature names.
+
+    See Also
+    --------
+    GARegressor : The estimator with a fixed configuration.
+    sklearn.model_selection.GridSearchCV : k-fold search, one fit per fold and
+        configuration.
+
+    References
+    ----------
+    .. [HKW] D. P. Helmbold, J. Kivinen and M. K. Warmuth, "Relative loss bounds
+       for single neurons", IEEE Trans. Neural Networks 10(6), 1999, Section V.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ga import GARegressorCV
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.choice([-1.0, 1.0], size=(3000, 100))
+    >>> y = np.tanh(X[:, 0] - X[:, 1])
+    >>> model = GARegressorCV(psi="eg_pm", phi="tanh", etas=[0.01, 0.1, 1.0],
+    ...                       Us=[0.5, 3.0]).fit(X, y)
+    >>> model.eta_, model.U_
+    (0.1, 3.0)
+    >>> model.cv_results_["progressive_loss"].shape
+    (6,)
+    """
+
+    _parameter_constraints = {
+        **_GridMixin._grid_constraints,
+        "phi": [StrOptions(set(REGRESSION_PHI))],
+    }
+
+    def __init__(self, psi="identity", phi="identity", *, etas=9,
+                 Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None):
+        self.psi = psi
+        self.phi = phi
+        self.etas = etas
+        self.Us = Us
+        self.p = p
+        self.fit_intercept = fit_intercept
+        self.cv = cv
+
+    @fit_context
+    def fit(self, X, y, sample_weight=None):
+        """Learn the data once with every configuration and select the best.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs, learned in the given order.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets in the range of ``phi``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+
+class GAClassifierCV(_GridMixin, GAClassifier):
+    """GAClassifier with eta (and U) chosen by progressive validation in one pass.
+
+    The classifier counterpart of :class:`GARegressorCV`: every configuration of
+    ``etas`` x ``Us`` learns the data in lock-step and the one with the least
+    cumulative on-line matching loss (log loss for logistic and softmax, the
+    Perceptron's hinge for sign) is selected.
+
+    Read more in the :ref:`User Guide <user_guide>`.
+
+    Parameters
+    ----------
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+        Parameterization function (see :class:`GARegressor`).
+    phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
+        Transfer function (see :class:`GAClassifier`).
+    etas : int or array-like of float, default=9
+        Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``.
+    Us : array-like of float, default=(1.0, 10.0, 100.0)
+        Scales of EG± to try (``psi="eg_pm"``); ignored by the other ``psi``.
+    p : float, default=2.0
+        Exponent of ``psi="pnorm"``, >= 2.
+    fit_intercept : bool, default=True
+        Whether to learn intercepts.
+    cv : None, int, cross-validation generator or iterable, default=None
+        ``None`` selects by progressive validation; otherwise by the mean held-out
+        matching loss over these folds (see :class:`GARegressorCV`).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    eta_, U_ : float
+        The selected learning rate and scale.
+    coef_, intercept_, theta_ : ndarray
+        The selected configuration's weights, intercepts and parameters.
+    cumulative_loss_ : float
+        The selected configuration's cumulative on-line matching loss.
+    t_ : int
+        Number of trials seen.
+    n_iter_ : int
+        Always 1: one pass.
+    cv_results_ : dict of ndarray
+        Per configuration: ``params``, ``param_eta``, ``param_U``,
+        ``progressive_loss``, ``mean_test_loss`` and ``rank_test_loss``.
+    best_index_ : int
+        Index of the selected configuration in ``cv_results_``.
+    thetas_, intercepts_, progressive_loss_ : ndarray
+        The state of every configuration, kept for :meth:`partial_fit`.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string feature names.
+
+    See Also
+    --------
+    GAClassifier : The estimator with a fixed configuration.
+    GARegressorCV : The same search for regression.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn_ga import GAClassifierCV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> order = np.random.RandomState(0).permutation(len(y))
+    >>> clf = GAClassifierCV(phi="softmax", etas=[0.001, 0.01, 0.1, 1.0])
+    >>> clf = clf.fit(X[order], y[order])
+    >>> clf.eta_
+    1.0
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints = {
+        **_GridMixin._grid_constraints,
+        "phi": [StrOptions(set(CLASSIFICATION_PHI))],
+    }
+
+    def __init__(self, psi="identity", phi="logistic", *, etas=9,
+                 Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None):
+        self.psi = psi
+        self.phi = phi
+        self.etas = etas
+        self.Us = Us
+        self.p = p
+        self.fit_intercept = fit_intercept
+        self.cv = cv
+
+    @fit_context
+    def fit(self, X, y, sample_weight=None):
+        """Learn the data once with every configuration and select the best.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs, learned in the given order.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)

@@ -1,0 +1,16 @@
+"""Test session set-up.
+
+* scikit-learn's array-API estimator checks run only when SciPy's array-API support is
+  switched on, before SciPy is first imported.
+* Hypothesis profiles: ``ci`` (the default) keeps the fuzz tests to a few minutes.
+"""
+
+import os
+
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=200, print_blob=True)
+settings.register_profile("thorough", max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

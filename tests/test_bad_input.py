@@ -1,0 +1,232 @@
+"""Bad input gets a ValueError that says what is wrong, and loses nothing.
+
+Every case runs against a fitted model and then checks that the model's state (all
+its attributes, compared value by value) and its predictions are exactly what they
+were before the failing call.
+"""
+
+import copy
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_ga import GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(-1, 1, size=(40, 4))
+Y_REAL = X @ np.array([1.0, -2.0, 0.5, 0.0])
+Y_UNIT = (Y_REAL - Y_REAL.min()) / np.ptp(Y_REAL)  # in [0, 1]
+LABELS = np.where(Y_REAL > 0, "pos", "neg")
+
+
+def with_value(array, index, value):
+    array = array.astype(float).copy()
+    array[index] = value
+    return array
+
+
+def state(model):
+    return copy.deepcopy(vars(model))
+
+
+def assert_same_state(before, after):
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        if isinstance(value, dict):
+            assert_same_state(value, after[name])
+        elif isinstance(value, np.ndarray | list):
+            np.testing.assert_array_equal(after[name], value, err_msg=name)
+        else:
+            assert after[name] == value, name
+
+
+def fitted_regressor(**params):
+    return GARegressor(eta=0.05, **params).partial_fit(X, Y_REAL)
+
+
+def fitted_classifier(**params):
+    return GAClassifier(eta=0.05, **params).partial_fit(X, LABELS,
+                                                        classes=["neg", "pos"])
+
+
+# (id, model factory, failing call, words the message must contain)
+CASES = [
+    ("nan-in-X-fit", fitted_regressor, lambda m: m.fit(with_value(X, (3, 1), np.nan),
+                                                       Y_REAL), ["NaN"]),
+    ("inf-in-X-partial_fit", fitted_regressor,
+     lambda m: m.partial_fit(with_value(X, (0, 0), np.inf), Y_REAL), ["infinity"]),
+    ("nan-in-y", fitted_regressor,
+     lambda m: m.partial_fit(X, with_value(Y_REAL, 5, np.nan)), ["NaN"]),
+    ("inf-in-y-classifier-X", fitted_classifier,
+     lambda m: m.partial_fit(with_value(X, (2, 2), -np.inf), LABELS), ["infinity"]),
+    ("nan-in-X-predict", fitted_regressor,
+     lambda m: m.predict(with_value(X, (1, 1), np.nan)), ["NaN"]),
+    ("wrong-n-features-predict", fitted_regressor,
+     lambda m: m.predict(X[:, :3]), ["3 features", "expecting 4"]),
+    ("wrong-n-features-partial_fit", fitted_regressor,
+     lambda m: m.partial_fit(np.hstack([X, X]), Y_REAL), ["8 features", "expecting 4"]),
+    ("wrong-n-features-classifier", fitted_classifier,
+     lambda m: m.decision_function(X[:, :2]), ["2 features"]),
+    ("y-wrong-length", fitted_regressor,
+     lambda m: m.partial_fit(X, Y_REAL[:-1]), ["inconsistent numbers of samples"]),
+    ("y-outside-logistic",
+     lambda: GARegressor(phi="logistic", eta=0.05).partial_fit(X, Y_UNIT),
+     lambda m: m.partial_fit(X, Y_UNIT + 0.5), ["[0, 1]", "Rescale y"]),
+    ("y-outside-tanh", lambda: GARegressor(phi="tanh", eta=0.05).partial_fit(
+        X, 2 * Y_UNIT - 1),
+     lambda m: m.partial_fit(X, Y_REAL), ["phi='tanh'", "[-1, 1]"]),
+    ("y-negative-exp", lambda: GARegressor(phi="exp", eta=0.01).partial_fit(X, Y_UNIT),
+     lambda m: m.partial_fit(X, Y_UNIT - 1), ["phi='exp'", "[0, inf]"]),
+    ("y-off-simplex", lambda: GARegressor(phi="softmax", eta=0.05).partial_fit(
+        X, np.column_stack([Y_UNIT, 1 - Y_UNIT])),
+     lambda m: m.partial_fit(X, np.column_stack([Y_UNIT, Y_UNIT])), ["simplex"]),
+    ("softmax-1d-y", lambda: GARegressor(phi="softmax", eta=0.05).partial_fit(
+        X, np.column_stack([Y_UNIT, 1 - Y_UNIT])),
+     lambda m: m.partial_fit(X, Y_UNIT), ["2-D targets"]),
+    ("more-outputs-later", fitted_regressor,
+     lambda m: m.partial_fit(X, np.column_stack([Y_REAL, Y_REAL])), ["output"]),
+    ("unknown-psi", fitted_regressor,
+     lambda m: m.set_params(psi="adagrad").fit(X, Y_REAL),
+     ["'psi' parameter", "'eg_pm'", "'pnorm'"]),
+    ("unknown-phi", fitted_regressor,
+     lambda m: m.set_params(phi="relu").partial_fit(X, Y_REAL),
+     ["'phi' parameter", "'arctan'", "'logistic'"]),
+    ("classifier-phi-arctan", fitted_classifier,
+     lambda m: m.set_params(phi="arctan").fit(X, LABELS),
+     ["'phi' parameter", "'sign'"]),
+    ("eta-zero", fitted_regressor, lambda m: m.set_params(eta=0).fit(X, Y_REAL),
+     ["'eta' parameter", "range (0.0, inf)"]),
+    ("eta-negative", fitted_regressor,
+     lambda m: m.set_params(eta=-0.1).partial_fit(X, Y_REAL), ["'eta' parameter"]),
+    ("U-zero", fitted_regressor,
+     lambda m: m.set_params(U=0.0).partial_fit(X, Y_REAL), ["'U' parameter"]),
+    ("p-below-2", fitted_regressor,
+     lambda m: m.set_params(p=1.5).partial_fit(X, Y_REAL), ["'p' parameter"]),
+    ("unseen-label", fitted_classifier,
+     lambda m: m.partial_fit(X, np.where(Y_REAL > 1, "new", LABELS)),
+     ["'new'", "classes"]),
+    ("classes-changed", fitted_classifier,
+     lambda m: m.partial_fit(X, LABELS, classes=["neg", "pos", "new"]), ["classes"]),
+    ("continuous-y-classifier", fitted_classifier,
+     lambda m: m.fit(X, Y_REAL), ["Unknown label type", "continuous"]),
+    ("one-class", fitted_classifier,
+     lambda m: m.fit(X, np.full(40, "pos")), ["at least 2 classes"]),
+    ("empty-X", fitted_regressor,
+     lambda m: m.partial_fit(X[:0], Y_REAL[:0]), ["0 sample"]),
+    ("empty-predict", fitted_regressor, lambda m: m.predict(X[:0]), ["0 sample"]),
+    ("3d-X", fitted_regressor,
+     lambda m: m.partial_fit(X[:, :, None], Y_REAL), ["dim 3", "2"]),
+    ("string-X", fitted_regressor,
+     lambda m: m.partial_fit(X.astype(str).astype(object) + "x", Y_REAL), ["float"]),
+    ("negative-sample-weight", fitted_regressor,
+     lambda m: m.partial_fit(X, Y_REAL, sample_weight=-np.ones(40)),
+     ["Negative values", "sample_weight"]),
+    ("diverges", fitted_regressor,
+     lambda m: m.set_params(eta=1e3).partial_fit(100 * X, Y_REAL),
+     ["diverged at trial", "eta=1000", "StandardScaler"]),
+    ("diverges-late-in-fit-warm-start", lambda: fitted_regressor(warm_start=True),
+     lambda m: m.set_params(eta=0.5, tol=None, max_iter=20).fit(3 * X, 100 * Y_REAL),
+     ["diverged at trial", "eta=0.5"]),
+    ("complex-X", fitted_regressor,
+     lambda m: m.partial_fit(X + 1j, Y_REAL), ["Complex data not supported"]),
+    ("2d-y-classifier", fitted_classifier,
+     lambda m: m.partial_fit(X, np.column_stack([LABELS, LABELS])),
+     ["y should be a 1d"]),
+    ("nan-predict_proba", fitted_classifier,
+     lambda m: m.predict_proba(with_value(X, (0, 0), np.nan)), ["NaN"]),
+    ("nan-score", fitted_classifier,
+     lambda m: m.score(with_value(X, (0, 0), np.nan), LABELS), ["NaN"]),
+    ("cv-nan-in-X", lambda: GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL),
+     lambda m: m.partial_fit(with_value(X, (4, 3), np.nan), Y_REAL), ["NaN"]),
+    ("cv-unseen-label", lambda: GAClassifierCV(etas=[0.01, 0.1]).fit(X, LABELS),
+     lambda m: m.partial_fit(X, np.where(Y_REAL > 1, "new", LABELS)), ["'new'"]),
+    ("cv-bad-etas", lambda: GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL),
+     lambda m: m.set_params(etas=[0.1, 0.0]).partial_fit(X, Y_REAL),
+     ["etas must hold positive"]),
+    ("cv-grid-changed", lambda: GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL),
+     lambda m: m.set_params(etas=[0.1, 0.2]).partial_fit(X, Y_REAL),
+     ["grid", "first call"]),
+    ("exp-overflows-in-predict", lambda: GARegressor(phi="exp", eta=0.01).partial_fit(
+        X, Y_UNIT), lambda m: m.predict(1e6 * X), ["overflow"]),
+]
+
+
+@pytest.mark.parametrize(("make_model", "call", "words"),
+                         [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_bad_input_raises_and_changes_nothing(make_model, call, words):
+    model = make_model()
+    before = state(model)
+    predictions = model.predict(X)
+    with pytest.raises(ValueError) as error:
+        call(model)
+    for word in words:
+        assert re.search(re.escape(word), str(error.value)), (word, str(error.value))
+    model.set_params(**{name: before[name] for name in model.get_params()})
+    assert_same_state(before, state(model))
+    np.testing.assert_array_equal(model.predict(X), predictions)
+
+
+def test_partial_fit_needs_classes_on_first_call():
+    model = GAClassifier(eta=0.1)
+    with pytest.raises(ValueError, match="classes must be passed on the first call"):
+        model.partial_fit(X, LABELS)
+    assert not hasattr(model, "coef_")
+
+
+def test_predict_before_fit_says_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        GARegressor().predict(X)
+
+
+def test_sign_classifier_has_no_probabilities():
+    model = fitted_classifier(phi="sign")
+    assert not hasattr(model, "predict_proba")
+    assert not hasattr(model, "predict_log_proba")
+    with pytest.raises(AttributeError) as error:
+        model.predict_proba(X)
+    assert "no probabilistic predictions" in str(error.value.__cause__)
+
+
+def test_theory_rate_unavailable_for_unbounded_phi():
+    model = GARegressor(phi="exp")
+    with pytest.raises(ValueError, match="eta='theory' is not available"):
+        model.fit(X, Y_UNIT)
+    assert not hasattr(model, "coef_")
+
+
+def dia(X):
+    return sp.dia_matrix(X)
+
+
+def unsorted_csr(X):
+    """The same matrix with each row's column indices reversed."""
+    csr = sp.csr_matrix(X)
+    data, indices = csr.data.copy(), csr.indices.copy()
+    for start, stop in zip(csr.indptr[:-1], csr.indptr[1:], strict=True):
+        data[start:stop] = data[start:stop][::-1]
+        indices[start:stop] = indices[start:stop][::-1]
+    shuffled = sp.csr_matrix((data, indices, csr.indptr), shape=csr.shape)
+    assert not shuffled.has_sorted_indices
+    return shuffled
+
+
+@pytest.mark.parametrize("convert", [dia, unsorted_csr, sp.csc_array],
+                         ids=["dia", "unsorted-csr", "csc_array"])
+def test_other_sparse_layouts_learn_like_dense(convert):
+    expected = GARegressor(psi="eg_pm", eta=0.05, U=3.0).partial_fit(X, Y_REAL)
+    model = GARegressor(psi="eg_pm", eta=0.05, U=3.0).partial_fit(convert(X), Y_REAL)
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.predict(convert(X)), expected.predict(X),
+                               rtol=1e-12)
+
+
+def test_one_sample_and_one_feature():
+    one_sample = GARegressor(eta=0.1).partial_fit(X[:1], Y_REAL[:1])
+    np.testing.assert_allclose(one_sample.coef_, 0.1 * Y_REAL[0] * X[0])
+    one_feature = GARegressor(eta=0.1).fit(X[:, :1], 2 * X[:, 0])
+    assert one_feature.coef_.shape == (1,)
+    np.testing.assert_allclose(one_feature.coef_, [2.0], atol=1e-3)

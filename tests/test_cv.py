@@ -1,0 +1,129 @@
+"""GARegressorCV / GAClassifierCV: one lock-step pass equals separate on-line runs."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.model_selection import KFold
+
+from sklearn_ga import PHI, GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
+
+ETAS = [0.003, 0.03, 0.3, 3.0]
+US = [0.5, 2.0, 8.0]
+
+
+def sparse_target(m=700, n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-1.0, 0.0, 1.0], size=(m, n), p=[0.4, 0.2, 0.4])
+    return X, np.tanh(1.5 * X[:, 0] - X[:, 3] + 0.1 * rng.normal(size=m))
+
+
+def separate(estimator_class, config, X, y, **fit_params):
+    model = estimator_class(**config)
+    return model.partial_fit(X, y, **fit_params)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", ["identity", "eg_pm", "pnorm"])
+def test_regressor_grid_equals_separate_runs(psi, sparse):
+    X, y = sparse_target()
+    Xin = sp.csr_matrix(X) if sparse else X
+    search = GARegressorCV(psi=psi, phi="tanh", etas=ETAS, Us=US, p=3.0).fit(Xin, y)
+    results = search.cv_results_
+    assert len(results["params"]) == len(ETAS) * (len(US) if psi == "eg_pm" else 1)
+    for params, loss in zip(results["params"], results["progressive_loss"],
+                            strict=True):
+        config = {"psi": psi, "phi": "tanh", "p": 3.0, **params}
+        try:
+            model = separate(GARegressor, config, Xin, y)
+        except ValueError as error:  # a diverging configuration is reported as inf
+            assert "diverged" in str(error) and loss == np.inf
+            continue
+        np.testing.assert_allclose(loss, model.cumulative_loss_, rtol=1e-9)
+    best = results["params"][search.best_index_]
+    assert results["progressive_loss"][search.best_index_] == np.min(
+        results["progressive_loss"])
+    assert (search.eta_, search.U_) == (best["eta"], best["U"])
+    model = separate(GARegressor, {"psi": psi, "phi": "tanh", "p": 3.0, **best}, Xin, y)
+    np.testing.assert_allclose(search.coef_, model.coef_, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(search.intercept_, model.intercept_, rtol=1e-9)
+    np.testing.assert_allclose(search.predict(X), model.predict(X), rtol=1e-9)
+    assert search.cumulative_loss_ == results["progressive_loss"][search.best_index_]
+    assert search.t_ == X.shape[0] and search.n_iter_ == 1
+
+
+def test_eg_pm_search_finds_a_scale_that_reaches_the_target():
+    X, y = sparse_target()  # the target's l1 norm is 2.5
+    search = GARegressorCV(psi="eg_pm", phi="tanh", etas=ETAS, Us=US).fit(X, y)
+    assert search.U_ >= 2.0
+    assert set(np.argsort(-np.abs(search.coef_))[:2]) == {0, 3}
+
+
+@pytest.mark.parametrize("phi", ["logistic", "softmax", "sign"])
+def test_classifier_grid_equals_separate_runs(phi):
+    X, y = sparse_target(seed=1)
+    labels = np.digitize(y, [-0.3, 0.3])  # three classes
+    search = GAClassifierCV(psi="eg_pm", phi=phi, etas=ETAS, Us=US).fit(X, labels)
+    for params, loss in zip(search.cv_results_["params"],
+                            search.cv_results_["progressive_loss"], strict=True):
+        model = separate(GAClassifier, {"psi": "eg_pm", "phi": phi, **params}, X,
+                         labels, classes=[0, 1, 2])
+        np.testing.assert_allclose(loss, model.cumulative_loss_, rtol=1e-9)
+    best = search.cv_results_["params"][search.best_index_]
+    model = separate(GAClassifier, {"psi": "eg_pm", "phi": phi, **best}, X, labels,
+                     classes=[0, 1, 2])
+    np.testing.assert_allclose(search.coef_, model.coef_, rtol=1e-9, atol=1e-14)
+    np.testing.assert_array_equal(search.predict(X), model.predict(X))
+
+
+def test_partial_fit_continues_the_whole_grid():
+    # Stable configurations only: batch boundaries may round the weights' normalizer
+    # differently by an ulp, which a near-divergent rate (eta U^2 >> 1) amplifies.
+    X, y = sparse_target()
+    grid = {"etas": ETAS[:3], "Us": US[:2]}
+    whole = GARegressorCV(psi="eg_pm", phi="tanh", **grid).fit(X, y)
+    stream = GARegressorCV(psi="eg_pm", phi="tanh", **grid)
+    for rows in np.array_split(np.arange(X.shape[0]), 7):
+        stream.partial_fit(X[rows], y[rows])
+    np.testing.assert_allclose(stream.cv_results_["progressive_loss"],
+                               whole.cv_results_["progressive_loss"], rtol=1e-12)
+    np.testing.assert_allclose(stream.coef_, whole.coef_, rtol=1e-12)
+    assert stream.t_ == X.shape[0]
+
+
+def test_every_configuration_diverging_is_an_error():
+    X, y = sparse_target()
+    search = GARegressorCV(etas=[1e3, 1e4])
+    with pytest.raises(ValueError, match="every configuration diverged"):
+        search.fit(100 * X, y)
+    assert not hasattr(search, "coef_")
+
+
+def test_kfold_selects_the_least_held_out_loss():
+    X, y = sparse_target(m=400)
+    folds = KFold(3)
+    search = GARegressorCV(psi="eg_pm", phi="tanh", etas=ETAS[:3], Us=US,
+                           cv=folds).fit(X, y)
+    expected = []
+    for params in search.cv_results_["params"]:
+        losses = []
+        for train, test in folds.split(X):
+            model = GARegressor(psi="eg_pm", phi="tanh", **params)
+            model.partial_fit(X[train], y[train])
+            losses.append(np.mean(PHI["tanh"].loss(y[test], model._activations(
+                X[test])[:, 0])))
+        expected.append(np.mean(losses))
+    np.testing.assert_allclose(search.cv_results_["mean_test_loss"], expected,
+                               rtol=1e-9)
+    assert search.best_index_ == int(np.argmin(expected))
+    with pytest.raises(ValueError, match="set cv=None"):
+        search.partial_fit(X, y)
+
+
+def test_invalid_grids_are_rejected():
+    X, y = sparse_target(m=50)
+    with pytest.raises(ValueError, match="etas must hold positive"):
+        GARegressorCV(etas=[0.1, -1.0]).fit(X, y)
+    with pytest.raises(ValueError, match="Us must hold positive"):
+        GARegressorCV(psi="eg_pm", Us=[]).fit(X, y)
+    with pytest.raises(ValueError, match="classes must be passed"):
+        GAClassifierCV().partial_fit(X, y > 0)

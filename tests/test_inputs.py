@@ -1,0 +1,102 @@
+"""Inputs in every form a scikit-learn user passes give the same model as float64 C."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from sklearn_ga import GAClassifier, GARegressor
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(-1, 1, size=(50, 4))
+Y = np.tanh(X @ np.array([1.0, -1.0, 0.5, 0.0]))
+
+
+def reference():
+    return GARegressor(psi="eg_pm", phi="tanh", eta=0.1, U=2.0).partial_fit(X, Y)
+
+
+@pytest.mark.parametrize("convert", [
+    lambda X: np.asfortranarray(X),
+    lambda X: X[:, ::-1][:, ::-1],  # non-contiguous view
+    lambda X: X.tolist(),
+    sp.csc_matrix, sp.coo_matrix, sp.csr_array,
+    lambda X: pd.DataFrame(X, columns=list("abcd")),
+    lambda X: pd.DataFrame(X),  # no string names
+], ids=["fortran", "strided", "list", "csc", "coo", "csr_array", "frame", "frame-int"])
+def test_input_forms_give_the_same_model(convert):
+    model = GARegressor(psi="eg_pm", phi="tanh", eta=0.1, U=2.0)
+    model.partial_fit(convert(X), list(Y))
+    expected = reference()
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.cumulative_loss_, expected.cumulative_loss_,
+                               rtol=1e-12)
+
+
+def test_float32_and_integer_inputs_are_learned_in_float64():
+    signs = np.sign(X)
+    for dtype in (np.float32, np.int64):
+        model = GARegressor(eta=0.1).partial_fit(signs.astype(dtype), Y)
+        expected = GARegressor(eta=0.1).partial_fit(signs, Y)
+        np.testing.assert_array_equal(model.coef_, expected.coef_)
+        assert model.coef_.dtype == np.float64
+
+
+def test_feature_names_are_recorded_and_checked():
+    frame = pd.DataFrame(X, columns=["w", "x", "y", "z"])
+    model = GARegressor(eta=0.1).fit(frame, Y)
+    np.testing.assert_array_equal(model.feature_names_in_, ["w", "x", "y", "z"])
+    assert model.n_features_in_ == 4
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(frame.rename(columns={"w": "v"}))
+    without = GARegressor(eta=0.1).fit(X, Y)
+    assert not hasattr(without, "feature_names_in_")
+
+
+def test_fit_resets_and_warm_start_continues():
+    model = GARegressor(eta=0.1, max_iter=3, tol=None, shuffle=False)
+    first = model.fit(X, Y).coef_.copy()
+    np.testing.assert_array_equal(model.fit(X, Y).coef_, first)  # fit starts afresh
+    assert model.t_ == 150 and model.n_iter_ == 3
+    model.set_params(warm_start=True, max_iter=1)
+    model.fit(X, Y)
+    assert model.t_ == 200
+    longer = GARegressor(eta=0.1, max_iter=4, tol=None, shuffle=False).fit(X, Y)
+    np.testing.assert_allclose(model.coef_, longer.coef_, rtol=1e-12)
+
+
+def test_fit_stops_when_the_online_loss_stops_improving():
+    model = GARegressor(eta=0.1, max_iter=1000, tol=1e-3, random_state=0).fit(X, Y)
+    assert model.n_iter_ < 1000
+    assert model.t_ == 50 * model.n_iter_
+
+
+def test_shuffle_follows_random_state():
+    fit = [GARegressor(eta=0.1, max_iter=3, tol=None, random_state=seed).fit(X, Y)
+           for seed in (0, 0, 1)]
+    np.testing.assert_array_equal(fit[0].coef_, fit[1].coef_)
+    assert not np.array_equal(fit[0].coef_, fit[2].coef_)
+
+
+def test_multioutput_regression_shapes():
+    Y2 = np.column_stack([Y, -Y, 0.5 * Y])
+    model = GARegressor(phi="tanh", eta=0.1).partial_fit(X, Y2)
+    assert model.coef_.shape == (3, 4) and model.intercept_.shape == (3,)
+    assert model.predict(X).shape == (50, 3)
+    single = GARegressor(phi="tanh", eta=0.1).partial_fit(X, Y)
+    assert single.coef_.shape == (4,) and single.predict(X).shape == (50,)
+    np.testing.assert_allclose(model.coef_[0], single.coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("phi", ["logistic", "tanh", "softmax"])
+def test_classifier_probabilities_are_normalized(phi):
+    labels = np.array(["a", "b", "c"])[np.argmax(X[:, :3], axis=1)]
+    model = GAClassifier(phi=phi, eta=0.5, max_iter=20, tol=None, random_state=0)
+    model.fit(X, labels)
+    proba = model.predict_proba(X)
+    assert proba.shape == (50, 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(model.predict_log_proba(X)), proba, rtol=1e-10)
+    np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)],
+                                  model.predict(X))
+    assert model.score(X, labels) > 0.8

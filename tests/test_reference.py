@@ -1,0 +1,233 @@
+"""The compiled trial loop against a plain-NumPy transcription of KW01 Figure 5.
+
+The oracle below is written from the papers, not from the package: every trial
+computes the weights from scratch with the textbook formula of psi, predicts, charges
+the matching loss written in its textbook form (KW01 eq. 16, HKW Table I), and makes
+the update of eq. (20). EG± is transcribed as HKW §III defines it: EG on the doubled
+input (Ux, -Ux) with 2N multiplicative weights, not through our parameterization.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
+
+ETA, U, P = 0.05, 2.0, 3.0
+
+
+def _xlogx(v):
+    return np.where(v > 0, v * np.log(np.where(v > 0, v, 1.0)), 0.0)
+
+
+def oracle_weights(psi, theta):
+    """omega = psi(theta) for one row, written as in the papers (no overflow guard)."""
+    if psi == "identity":
+        return theta.copy()
+    if psi == "softmax":
+        return np.exp(theta) / np.exp(theta).sum()
+    if psi == "exp":
+        return np.exp(theta)
+    if psi == "pnorm":
+        norm = np.sum(np.abs(theta) ** P) ** (1 / P)
+        if norm == 0:
+            return np.zeros_like(theta)
+        return np.sign(theta) * np.abs(theta) ** (P - 1) / norm ** (P - 2)
+    raise AssertionError(psi)
+
+
+def oracle_transfer_and_loss(phi, a, y):
+    """(y_hat, L_phi(y, y_hat)) in the textbook form of each matching loss."""
+    if phi == "identity":
+        y_hat = a
+        return y_hat, 0.5 * np.sum((y - y_hat) ** 2)
+    if phi == "logistic":
+        y_hat = 1 / (1 + np.exp(-a))
+        return y_hat, np.sum(_xlogx(y) - y * np.log(y_hat)
+                             + _xlogx(1 - y) - (1 - y) * np.log(1 - y_hat))
+    if phi == "tanh":
+        y_hat = np.tanh(a)
+        return y_hat, np.sum(0.5 * (_xlogx(1 + y) - (1 + y) * np.log(1 + y_hat))
+                             + 0.5 * (_xlogx(1 - y) - (1 - y) * np.log(1 - y_hat)))
+    if phi == "arctan":
+        y_hat = np.arctan(a)
+        return y_hat, np.sum((y_hat - y) * np.tan(y_hat)
+                             + np.log(np.cos(y_hat) / np.cos(y)))
+    if phi == "exp":
+        y_hat = np.exp(a)
+        return y_hat, np.sum(_xlogx(y) - y * np.log(y_hat) - y + y_hat)
+    if phi == "softmax":
+        y_hat = np.exp(a) / np.exp(a).sum()
+        return y_hat, np.sum(_xlogx(y) - y * np.log(y_hat))
+    if phi == "sign":
+        # The Perceptron's convention: a = 0 is a mistake; the loss is the hinge at 0.
+        y_hat = np.where(y * a > 0, y, -y)
+        return y_hat, np.sum(np.maximum(0, -y * a))
+    raise AssertionError(phi)
+
+
+def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True):
+    """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
+
+    Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp). A trial of
+    sample weight s uses the learning rate s * eta.
+    """
+    m, n = X.shape
+    k = Y.shape[1]
+    theta = np.zeros((k, n))
+    plus, minus = np.full((k, n), 1 / (2 * n)), np.full((k, n), 1 / (2 * n))
+    b = np.zeros(k)
+    total = 0.0
+    for t in range(m):
+        x, y = X[t], Y[t]
+        s = 1.0 if sample_weight is None else sample_weight[t]
+        if psi == "eg_pm":  # HKW §III: omega = scale (w+ - w-)
+            omega = scale * (plus - minus)
+        else:
+            omega = np.array([oracle_weights(psi, row) for row in theta])
+        a = omega @ x + b
+        y_hat, loss = oracle_transfer_and_loss(phi, a, y)
+        total += s * loss
+        residual = y_hat - y
+        if psi == "eg_pm":
+            # EG on x' = (Ux, -Ux): w'_i <- w'_i exp(-eta (y_hat - y) x'_i) / Z.
+            plus *= np.exp(-s * eta * residual[:, None] * scale * x)
+            minus *= np.exp(s * eta * residual[:, None] * scale * x)
+            z = plus.sum(axis=1, keepdims=True) + minus.sum(axis=1, keepdims=True)
+            plus /= z
+            minus /= z
+        else:
+            theta -= s * eta * np.outer(residual, x)  # KW01 eq. (20)
+        if intercept:
+            b -= s * eta * residual
+    weights = scale * (plus - minus) if psi == "eg_pm" else np.array(
+        [oracle_weights(psi, row) for row in theta])
+    return weights, b, total
+
+
+def regression_targets(phi, rng, m, k):
+    """Targets in the range of phi, including the closed end points where allowed."""
+    if phi == "identity":
+        return rng.normal(size=(m, k))
+    if phi == "logistic":
+        Y = rng.uniform(0, 1, size=(m, k))
+        Y[::7] = 0.0
+        Y[3::7] = 1.0
+        return Y
+    if phi == "tanh":
+        Y = rng.uniform(-1, 1, size=(m, k))
+        Y[::5] = -1.0
+        Y[2::5] = 1.0
+        return Y
+    if phi == "arctan":
+        return rng.uniform(-1.5, 1.5, size=(m, k))
+    if phi == "exp":
+        Y = rng.exponential(size=(m, k))
+        Y[::4] = 0.0
+        return Y
+    if phi == "softmax":
+        Y = rng.dirichlet(np.ones(k), size=m)
+        Y[::6] = np.eye(k)[0]
+        return Y
+    raise AssertionError(phi)
+
+
+def make_inputs(rng, m, n, sparse):
+    X = rng.uniform(-1, 1, size=(m, n))
+    if sparse:
+        X[rng.uniform(size=X.shape) < 0.6] = 0.0
+    return X
+
+
+def assert_matches_oracle(model, psi, phi, X, Y, sample_weight=None):
+    weights, intercept, total = figure5(psi, phi, X, Y, sample_weight)
+    coef = np.asarray(model.coef_).reshape(weights.shape)
+    np.testing.assert_allclose(coef, weights, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
+    assert model.t_ == X.shape[0]
+
+
+REGRESSION_CASES = [
+    (psi, phi, k)
+    for psi in PSI
+    for phi in PHI
+    if PHI[phi].regression
+    for k in ((2, 3) if phi == "softmax" else (1, 3))
+]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize(("psi", "phi", "k"), REGRESSION_CASES)
+def test_regressor_follows_figure5(psi, phi, k, sparse):
+    rng = np.random.default_rng(0)
+    X = make_inputs(rng, 60, 7, sparse)
+    Y = regression_targets(phi, rng, 60, k)
+    y = Y[:, 0] if k == 1 else Y
+    model = GARegressor(psi=psi, phi=phi, eta=ETA, U=U, p=P)
+    model.partial_fit(sp.csr_matrix(X) if sparse else X, y)
+    assert_matches_oracle(model, psi, phi, X, Y)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", list(PSI))
+@pytest.mark.parametrize("phi", ["identity", "logistic"])
+def test_sample_weight_scales_the_step(psi, phi, sparse):
+    rng = np.random.default_rng(1)
+    X = make_inputs(rng, 40, 5, sparse)
+    Y = regression_targets(phi, rng, 40, 1)
+    weight = rng.uniform(0, 3, size=40)
+    weight[::9] = 0.0
+    model = GARegressor(psi=psi, phi=phi, eta=ETA, U=U, p=P)
+    model.partial_fit(sp.csr_matrix(X) if sparse else X, Y[:, 0], sample_weight=weight)
+    assert_matches_oracle(model, psi, phi, X, Y, weight)
+
+
+def encode(labels, classes, phi):
+    """The classifier's documented target encoding: {0,1} or {-1,+1}, one-vs-rest."""
+    low = -1.0 if phi in ("tanh", "sign") else 0.0
+    if len(classes) == 2 and phi != "softmax":
+        return np.where(labels == classes[1], 1.0, low)[:, None]
+    Y = np.full((labels.shape[0], len(classes)), low)
+    Y[np.arange(labels.shape[0]), np.searchsorted(classes, labels)] = 1.0
+    return Y
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("psi", list(PSI))
+@pytest.mark.parametrize("phi", [name for name in PHI if PHI[name].classification])
+def test_classifier_follows_figure5(phi, psi, n_classes, sparse):
+    rng = np.random.default_rng(2)
+    X = make_inputs(rng, 60, 6, sparse)
+    classes = np.array(["ant", "bee", "cat"][:n_classes])
+    labels = classes[rng.integers(0, n_classes, size=60)]
+    model = GAClassifier(psi=psi, phi=phi, eta=ETA, U=U, p=P)
+    model.partial_fit(sp.csr_matrix(X) if sparse else X, labels, classes=classes)
+    assert_matches_oracle(model, psi, phi, X, encode(labels, classes, phi))
+
+
+@pytest.mark.parametrize("psi", list(PSI))
+def test_partial_fit_in_batches_is_one_pass(psi):
+    """Batches change nothing: partial_fit is the on-line rule, one trial at a time."""
+    rng = np.random.default_rng(3)
+    X, Y = make_inputs(rng, 90, 8, False), regression_targets("tanh", rng, 90, 1)
+    model = GARegressor(psi=psi, phi="tanh", eta=ETA, U=U, p=P)
+    for rows in np.split(np.arange(90), [1, 31, 60]):
+        model.partial_fit(X[rows], Y[rows, 0])
+    assert_matches_oracle(model, psi, "tanh", X, Y)
+
+
+def test_eg_pm_with_large_parameters_stays_exact():
+    """A target outside the l1 ball drives theta past 700, where e^theta overflows."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(3000, 5))
+    y = 8.0 * X[:, 0]
+    model = GARegressor(psi="eg_pm", eta=0.5, U=5.0, fit_intercept=False)
+    model.partial_fit(X, y)
+    assert np.abs(model.theta_).max() > 750
+    assert np.abs(model.coef_).sum() <= 5.0 * (1 + 1e-12)
+    weights, _, total = figure5("eg_pm", "identity", X, y[:, None], eta=0.5, scale=5.0,
+                                 intercept=False)
+    np.testing.assert_allclose(model.coef_, weights[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
