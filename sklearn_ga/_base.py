@@ -92,6 +92,20 @@ class BaseGA(BaseEstimator):
             )
         return X, Y, sample_weight
 
+    def _validate_changed_params(self):
+        """``_validate_params()`` unless the parameters are those validated last.
+
+        The full validation costs more than learning a small batch; reading the
+        parameters and comparing them to the last validated ones is cheap.
+        """
+        params = [getattr(self, name) for name in self._parameter_constraints]
+        last = getattr(self, "_validated_params", [None] * len(params))
+        # Identity, not equality: any value set since (even an equal one, or an
+        # array) is validated again.
+        if any(a is not b for a, b in zip(params, last, strict=True)):
+            self._validate_params()
+            self._validated_params = params
+
     def _light_validation(self, X, y):
         """``validate_data``'s checks of a batch for a fitted model, done cheaply.
 
@@ -222,7 +236,7 @@ class BaseGA(BaseEstimator):
         if not first_call:
             # scikit-learn validates hyper-parameters on the first partial_fit only;
             # set_params may have changed them since.
-            self._validate_params()
+            self._validate_changed_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
