@@ -651,10 +651,30 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
         return
+    if _multiplicative(s, step, x_top) and s.psi != PSI_EG_PM:
+        # One pass: e^{theta - shift} scales by e^{-d} (den is num), a product that
+        # adds no cancellation at any step size. A term that underflowed is
+        # recomputed from theta, so that it can grow back.
+        small = fabs(step) * x_top <= GA_STEP_MAX
+        for q in range(nnz):
+            i = base + x_ind[q]
+            d = step * x_val[q]
+            s.theta[i] -= d
+            old = s.num[i]
+            if old < UNDERFLOW:
+                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
+            else:
+                s.num[i] = old * (ga_exp_small(d) if small else ga_exp(-d))
+            total += s.num[i] - old
+            mass += s.num[i] + old
+            if s.num[i] > top:
+                top = s.num[i]
+        if _normalized(s.psi):
+            _renormalize_sparse_row(s, j, total, mass, top)
+        return
     if _multiplicative(s, step, x_top):
-        # One pass: e^{theta - shift} scales by e^{-d} (EG+-: e^{-theta - shift} by
-        # e^{d}), products that add no cancellation at any step size. A term that
-        # underflowed is recomputed from theta, so that it can grow back.
+        # The same for EG+-: e^{theta - shift} (num) scales by e^{-d} and
+        # e^{-theta - shift} (den) by e^{d}.
         small = fabs(step) * x_top <= GA_STEP_MAX
         for q in range(nnz):
             i = base + x_ind[q]
@@ -666,25 +686,19 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             else:
                 down = ga_exp(-d)
                 up = 1.0 / down
-            old = s.num[i]
-            if old < UNDERFLOW:
+            old = s.num[i] + s.den[i]
+            if s.num[i] < UNDERFLOW or s.den[i] < UNDERFLOW:
                 s.num[i] = ga_exp(s.theta[i] - s.shift[j])
+                s.den[i] = ga_exp(-s.theta[i] - s.shift[j])
             else:
-                s.num[i] = old * down
-            new = s.num[i]
-            if s.psi == PSI_EG_PM:
-                old += s.den[i]
-                if s.den[i] < UNDERFLOW:
-                    s.den[i] = ga_exp(-s.theta[i] - s.shift[j])
-                else:
-                    s.den[i] *= up
-                new += s.den[i]
+                s.num[i] *= down
+                s.den[i] *= up
+            new = s.num[i] + s.den[i]
             total += new - old
             mass += new + old
             if new > top:
                 top = new
-        if _normalized(s.psi):
-            _renormalize_sparse_row(s, j, total, mass, top)
+        _renormalize_sparse_row(s, j, total, mass, top)
         return
     for q in range(nnz):
         i = x_ind[q]
