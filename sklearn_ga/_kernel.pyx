@@ -427,13 +427,6 @@ cdef inline bint _normalized(int psi) noexcept nogil:
     return psi == PSI_SOFTMAX or psi == PSI_EG_PM or psi == PSI_PNORM
 
 
-cdef inline double _shift_value(State* s, double theta) noexcept nogil:
-    """The quantity whose row maximum is the shift: theta (softmax) or |theta|."""
-    if s.psi == PSI_SOFTMAX:
-        return theta
-    return fabs(theta)
-
-
 cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
                  Py_ssize_t n) noexcept nogil:
     """num and den of n parameters (HKW §III, KW01 §3, DESIGN.md table)."""
