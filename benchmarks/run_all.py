@@ -1,4 +1,4 @@
-"""Run every benchmark of issue 4 and print one Markdown table (``make bench``).
+"""Run every benchmark of issues 4 and 5 and print one Markdown table (``make bench``).
 
 Each row times GA and its reference in this one process, on the same data, as the
 best of BENCH_REPEAT runs; the ratio, not the absolute time, is the result. BLAS runs
@@ -10,6 +10,7 @@ import datetime
 import os
 import platform
 
+import bench_cv
 import bench_dense
 import bench_memory
 import bench_online
@@ -31,6 +32,7 @@ def main():
         bench_sparse.cases()
         bench_online.cases()
         bench_memory.cases()
+        bench_cv.cases()
 
 
 if __name__ == "__main__":
