@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py sklearn_ga/_kernel.pyx | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint docs docs-check clean
+.PHONY: install demo test lint bench docs docs-check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ $(STAMP): $(BIN)/python
 
 install: $(STAMP)
 
+# The benchmarks' extra needs (River) are installed only by `make bench`.
+$(VENV)/.bench-installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,demo,bench]"
+	touch $@
+
 demo: install
 	$(BIN)/python examples/sparse_target_demo.py
 
@@ -25,6 +30,11 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules sklearn_ga
+
+# Ratios against scikit-learn's SGD, BLAS and River (issue 4); BENCH_SCALE=0.2 for a
+# quick run. The table in benchmarks/README.md is a copy of this output.
+bench: $(VENV)/.bench-installed
+	$(BIN)/python benchmarks/run_all.py
 
 lint: install
 	$(BIN)/ruff check .

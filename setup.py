@@ -3,12 +3,13 @@
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-# -O3 vectorizes the inner loops; -fno-math-errno lets libm calls be inlined without
-# touching NaN/inf semantics (no -ffast-math: divergence detection relies on isfinite).
+# -O3 vectorizes the inner loops; -fno-math-errno (libm calls may be inlined) and
+# -fno-trapping-math (branch-free selects in vectorized loops) leave NaN/inf semantics
+# untouched: no -ffast-math, since divergence detection relies on isfinite.
 kernel = Extension(
     "sklearn_ga._kernel",
     ["sklearn_ga/_kernel.pyx"],
-    extra_compile_args=["-O3", "-fno-math-errno"],
+    extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"],
 )
 
 setup(ext_modules=cythonize([kernel], compiler_directives={"language_level": "3"}))

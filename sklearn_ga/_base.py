@@ -15,7 +15,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
+    _check_n_features,
     _check_sample_weight,
+    assert_all_finite,
     check_is_fitted,
     validate_data,
 )
@@ -76,9 +78,12 @@ class BaseGA(BaseEstimator):
     # -- fitting -------------------------------------------------------------------
 
     def _validate_training_data(self, X, y, sample_weight, *, first_call, classes):
-        X, y = validate_data(
+        # X is checked for NaN/inf by the trial loop, which reads it anyway (see
+        # trial_runner).
+        checked = None if first_call else self._light_validation(X, y)
+        X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
-            order="C", **self._target_validation,
+            order="C", ensure_all_finite=False, **self._target_validation,
         )
         Y = self._encode_targets(y, first_call=first_call, classes=classes)
         PHI[self.phi].check_targets(Y)
@@ -87,6 +92,38 @@ class BaseGA(BaseEstimator):
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
             )
         return X, Y, sample_weight
+
+    def _validate_changed_params(self):
+        """``_validate_params()`` unless the parameters are those validated last.
+
+        The full validation costs more than learning a small batch; reading the
+        parameters and comparing them to the last validated ones is cheap.
+        """
+        params = [getattr(self, name) for name in self._parameter_constraints]
+        last = getattr(self, "_validated_params", [None] * len(params))
+        # Identity, not equality: any value set since (even an equal one, or an
+        # array) is validated again.
+        if any(a is not b for a, b in zip(params, last, strict=True)):
+            self._validate_params()
+            self._validated_params = params
+
+    def _light_validation(self, X, y):
+        """``validate_data``'s checks of a batch for a fitted model, done cheaply.
+
+        Only the common on-line call (float ndarray X, numeric ndarray y, no feature
+        names) is handled; anything else returns None and goes through
+        ``validate_data``, which raises the usual errors and warnings.
+        """
+        multi_output = self._target_validation.get("multi_output", False)
+        if (type(X) is not np.ndarray or type(y) is not np.ndarray or X.ndim != 2
+                or X.dtype not in (np.float64, np.float32) or y.dtype.kind not in "biuf"
+                or not (y.ndim == 1 or (multi_output and y.ndim == 2))
+                or X.shape[0] != y.shape[0] or X.size == 0
+                or hasattr(self, "feature_names_in_")
+                or (y.dtype.kind == "f" and not np.isfinite(y).all())):
+            return None
+        _check_n_features(self, X, reset=False)
+        return np.ascontiguousarray(X, dtype=np.float64), y
 
     def _run(self, X, Y, sample_weight, *, first_call, epochs):
         """Run the trial loop and set the fitted attributes.
@@ -105,14 +142,16 @@ class BaseGA(BaseEstimator):
             t, cumulative_loss = self.t_, self.cumulative_loss_
         eta = self._learning_rate(X, first_call)
         loop = self._trial_loop(theta, intercept, eta, self.U)
-        run = trial_runner(X, Y, sample_weight)
+        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         m = X.shape[0]
-        in_order = np.arange(m, dtype=np.intp)
+        shuffled = epochs and self.shuffle
+        order = None if shuffled else np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state)
         best_loss, no_improvement, epoch = np.inf, 0, 0
         for epoch in range(1, n_epochs + 1):
-            order = (rng.permutation(m).astype(np.intp) if epochs and self.shuffle
-                     else in_order)
+            if shuffled:
+                order = None  # free the last epoch's order before drawing the next
+                order = rng.permutation(m).astype(np.intp, copy=False)
             status, trials, epoch_loss = run(loop, order)
             if status != Status.OK:
                 raise self._divergence(t + trials + 1, eta)
@@ -174,6 +213,8 @@ class BaseGA(BaseEstimator):
             return float(self.eta)
         if not first_call:
             return self.eta_
+        # X is not scanned for NaN/inf before the kernel; b would be NaN or inf.
+        assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
         try:
             c = transfer_bound(self.phi)
             b = input_bound(X, self.psi, U=self.U, p=self.p,
@@ -194,7 +235,7 @@ class BaseGA(BaseEstimator):
         if not first_call:
             # scikit-learn validates hyper-parameters on the first partial_fit only;
             # set_params may have changed them since.
-            self._validate_params()
+            self._validate_changed_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
@@ -237,19 +278,38 @@ class BaseGA(BaseEstimator):
         return tags
 
 
-def trial_runner(X, Y, sample_weight):
+def trial_runner(X, Y, sample_weight, estimator_name=None):
     """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
 
     X is validated float64 (C-contiguous or CSR) and Y the encoded (m, k) targets.
+    X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
+    the activations non-finite at once, so a pass that fails is checked here and
+    reported as bad input rather than as divergence.
     """
     weights = (np.empty(0) if sample_weight is None
                else np.ascontiguousarray(sample_weight, dtype=np.float64))
     if not sp.issparse(X):
-        return lambda loop, order: loop.run_dense(X, Y, weights, order)
-    indices, indptr = X.indices, X.indptr
-    if indices.dtype != indptr.dtype:
-        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
-    return lambda loop, order: loop.run_csr(X.data, indices, indptr, Y, weights, order)
+        def one_pass(loop, order):
+            return loop.run_dense(X, Y, weights, order)
+    else:
+        if not X.has_canonical_format:
+            # The O(nnz) normalizer updates need each column at most once per row.
+            X = X.copy()
+            X.sum_duplicates()
+        indices, indptr = X.indices, X.indptr
+        if indices.dtype != indptr.dtype:
+            indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+
+        def one_pass(loop, order):
+            return loop.run_csr(X.data, indices, indptr, Y, weights, order)
+
+    def run(loop, order):
+        status, trials, loss = one_pass(loop, order)
+        if status != Status.OK:
+            assert_all_finite(X, input_name="X", estimator_name=estimator_name)
+        return status, trials, loss
+
+    return run
 
 
 def fit_context(method):

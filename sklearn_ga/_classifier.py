@@ -173,14 +173,16 @@ class GAClassifier(ClassifierMixin, BaseGA):
                     f"first call, {labels!r}; the set of classes is fixed by the first "
                     "call to partial_fit."
                 )
-        unseen = np.setdiff1d(y, labels)
-        if unseen.size:
+        # A label is known iff it sits where searchsorted places it (no extra sort).
+        codes = np.searchsorted(labels, y)
+        known = labels[np.minimum(codes, labels.shape[0] - 1)] == y
+        if not np.all(known):
+            unseen = np.unique(y[~known])
             raise ValueError(
                 f"y contains labels {unseen!r} that are not among the classes "
                 f"{labels!r}; pass every class in classes= on the first call to "
                 "partial_fit (or refit with fit)."
             )
-        codes = np.searchsorted(labels, y)
         k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
         low = -1.0 if self.phi in ("tanh", "sign") else 0.0
         Y = np.full((y.shape[0], k), low)

@@ -57,7 +57,7 @@ class _GridMixin:
         Updates ``thetas``/``intercepts`` in place and adds to ``losses``; a
         configuration that diverges gets an infinite loss and learns no more.
         """
-        run = trial_runner(X, Y, sample_weight)
+        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         alive = np.flatnonzero(np.isfinite(losses))
         loops = {g: self._trial_loop(thetas[g], intercepts[g], *self._configs[g])
                  for g in alive}

@@ -12,16 +12,341 @@ Design
 * Only the parameters Theta and b are the model. The weights psi(Theta) are kept in
   factored form per row j: ``omega_ji = scale_j * num_ji`` where ``num`` is a bounded
   per-coordinate term and ``scale`` comes from a normalizer ``norm_j = sum_i den_ji``.
+  EG+- keeps its two exponentials apart, ``num = e^{theta - shift}`` and
+  ``den = e^{-theta - shift}``: omega = scale (num - den), norm = sum (num + den).
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
-* A dense row refreshes the normalizer exactly (every coordinate is touched anyway).
-  A CSR row updates it incrementally in O(nnz); the row is recomputed from theta in
-  O(n) once n coordinates were touched, when cancellation could have eaten precision,
-  or when the shift drifts, so the cost stays O(nnz) amortized.
+* Exponential terms (softmax, eg_pm, exp) follow a step d = eta (y_hat - y) x_i
+  multiplicatively, e^{theta - d} = e^theta e^{-d}, a product that adds no
+  cancellation; e^{-+d} = cosh d -+ sinh d come from short series for |d| <= 1/4, so
+  a trial calls no exp (a dense row takes larger steps by recomputing its terms).
+* A dense row is recomputed from theta (shift and normalizer included) after a large
+  step, after RENEW_DENSE small ones, or always for pnorm. A CSR row updates only its
+  nnz terms and the normalizer incrementally; the row is recomputed in O(n) only when
+  the shift drifts, when the changes summed into the normalizer could have eaten its
+  precision, or after TOUCH_LIMIT * n touched coordinates: O(nnz) amortized per trial.
+* Dense psi = identity sums the next trial's dot product in the same pass as this
+  trial's update, so X is streamed once.
+* The row primitives (dot, axpy, sums, exp, log) are C loops that the compiler
+  vectorizes, with a branch-free exp and log; no -ffast-math, so NaN and inf
+  propagate and divergence is detected with isfinite. Non-finite inputs make the
+  activation non-finite at once, which is how the caller's NaN/inf check of X works.
 * Validation, allocation and dtype handling live in Python; this module only loops.
   Failures (non-finite activation, prediction, loss or parameters) are returned as a
   status with the trial index, so the caller can report them and discard the state.
 """
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stdint.h>
+    #include <string.h>
+
+    /* Row primitives of the trial loop, written so the compiler vectorizes them. With
+       GCC on x86-64 Linux each one is also compiled for AVX2 + FMA and the fastest
+       version the CPU supports is picked when the module loads, so one build runs on
+       any x86-64 and uses the wide registers where they exist. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \\
+        && defined(__linux__) && __GNUC__ >= 12
+    #define GA_SIMD __attribute__((target_clones("arch=x86-64-v3", "default")))
+    #else
+    #define GA_SIMD
+    #endif
+
+    /* e^x to about 1 ulp (2 ulp for subnormal results) in branch-free arithmetic,
+       so loops calling it vectorize: x = k ln2 + r with |r| <= ln2 / 2, e^r by its
+       Taylor series to degree 13 (error < 1e-17) in Estrin's scheme, times 2^k built
+       from the exponent bits in two halves so subnormal results round only once.
+       NaN stays NaN, overflow gives inf, underflow 0 (no -ffast-math needed). */
+    static inline double ga_exp(double x) {
+        const double shifter = 6755399441055744.0;  /* 1.5 * 2^52: rounds to int */
+        double kd, k, r, r2, r4, r8, p, half, rest, s1, s2;
+        int64_t b1, b2;
+        x = x < -746.0 ? -746.0 : x;
+        x = x > 710.0 ? 710.0 : x;
+        kd = x * 1.4426950408889634 + shifter;
+        k = kd - shifter;
+        r = x - k * 6.93147180369123816490e-01 - k * 1.90821492927058770002e-10;
+        r2 = r * r;
+        r4 = r2 * r2;
+        r8 = r4 * r4;
+        p = ((1.0 + r) + (0.5 + r * (1.0 / 6)) * r2)
+            + ((1.0 / 24 + r * (1.0 / 120)) + (1.0 / 720 + r * (1.0 / 5040)) * r2) * r4
+            + (((1.0 / 40320 + r * (1.0 / 362880))
+                + (1.0 / 3628800 + r * (1.0 / 39916800)) * r2)
+               + (1.0 / 479001600 + r * (1.0 / 6227020800.0)) * r4) * r8;
+        half = k * 0.5 + shifter;
+        rest = (k - (half - shifter)) + shifter;
+        memcpy(&b1, &half, 8);
+        memcpy(&b2, &rest, 8);
+        b1 = (int64_t)((uint64_t)(b1 + 1023) << 52);
+        b2 = (int64_t)((uint64_t)(b2 + 1023) << 52);
+        memcpy(&s1, &b1, 8);
+        memcpy(&s2, &b2, 8);
+        return p * s1 * s2;
+    }
+
+    /* ln x for normal x > 0 (and NaN, inf) to about 1 ulp, branch-free like ga_exp: x = m 2^k with
+       m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh z for z = (m - 1) / (m + 1),
+       |z| < 0.172, by its series to z^19 (error < 1e-17). */
+    static inline double ga_log(double x) {
+        const double two52 = 4503599627370496.0;
+        uint64_t bits, exponent_bits;
+        double m, k, z, z2, series;
+        memcpy(&bits, &x, 8);
+        exponent_bits = (bits >> 52) | 0x4330000000000000ULL;  /* 2^52 + biased k */
+        memcpy(&k, &exponent_bits, 8);
+        k = k - two52 - 1023.0;
+        bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+        memcpy(&m, &bits, 8);
+        k = m > 1.4142135623730951 ? k + 1.0 : k;
+        m = m > 1.4142135623730951 ? 0.5 * m : m;
+        z = (m - 1.0) / (m + 1.0);
+        z2 = z * z;
+        series = 1.0 / 19;
+        series = series * z2 + 1.0 / 17;
+        series = series * z2 + 1.0 / 15;
+        series = series * z2 + 1.0 / 13;
+        series = series * z2 + 1.0 / 11;
+        series = series * z2 + 1.0 / 9;
+        series = series * z2 + 1.0 / 7;
+        series = series * z2 + 1.0 / 5;
+        series = series * z2 + 1.0 / 3;
+        series = k * 6.93147180369123816490e-01
+                 + (2.0 * z + 2.0 * z * z2 * series + k * 1.90821492927058770002e-10);
+        return x <= 1.7976931348623157e308 ? series : x;  /* NaN and inf stay */
+    }
+
+    /* p-norm terms: num = sign(t) r^(p - 1), den = r^p with r = |t| / shift; the
+       power is e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300
+       gives 0, below the normalizer's rounding, which is >= 1). */
+    GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double* den,
+                                       double shift, double p, Py_ssize_t n) {
+        Py_ssize_t q;
+        double t, r, power;
+        for (q = 0; q < n; q++) {
+            t = theta[q];
+            r = fabs(t) / shift;
+            if (p == 2.0)
+                power = r;
+            else
+                power = r < 1e-300 ? 0.0
+                        : ga_exp((p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r));
+            num[q] = t < 0.0 ? -power : power;
+            den[q] = power * r;
+        }
+    }
+
+    /* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
+    GA_SIMD static double ga_dot(const double* w, const double* x, Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += w[q + l] * x[q + l];
+        for (; q < n; q++)
+            s[0] += w[q] * x[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    /* theta -= step * x */
+    GA_SIMD static void ga_axpy(double* theta, double step, const double* x,
+                                Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            theta[q] -= step * x[q];
+    }
+
+    /* theta -= step * x, returning the new theta . x_next: the next trial's dot
+       product is summed while the update streams through theta (one pass). */
+    GA_SIMD static double ga_axpy_dot(double* restrict theta, double step,
+                                      const double* x, const double* x_next,
+                                      Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++) {
+                theta[q + l] -= step * x[q + l];
+                s[l] += theta[q + l] * x_next[q + l];
+            }
+        for (; q < n; q++) {
+            theta[q] -= step * x[q];
+            s[0] += theta[q] * x_next[q];
+        }
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    /* sum_i v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. */
+    GA_SIMD static double ga_sum(const double* v, Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += v[q + l];
+        for (; q < n; q++)
+            s[0] += v[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    GA_SIMD static double ga_max(const double* v, Py_ssize_t n, int absolute) {
+        double m[4], t;
+        Py_ssize_t q = 0;
+        int l;
+        for (l = 0; l < 4; l++)
+            m[l] = absolute ? fabs(v[0]) : v[0];
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                t = absolute ? fabs(v[q + l]) : v[q + l];
+                m[l] = t > m[l] ? t : m[l];
+            }
+        for (; q < n; q++) {
+            t = absolute ? fabs(v[q]) : v[q];
+            m[0] = t > m[0] ? t : m[0];
+        }
+        m[0] = m[1] > m[0] ? m[1] : m[0];
+        m[2] = m[3] > m[2] ? m[3] : m[2];
+        return m[2] > m[0] ? m[2] : m[0];
+    }
+
+    /* e^{-d}, and cosh d and sinh d, for |d| <= GA_STEP_MAX by their Taylor series
+       to degree 13 (error < 1e-19) in Estrin's scheme (short dependency chains):
+       the factors of a multiplicative update. */
+    #define GA_STEP_MAX 0.25
+    static inline double ga_exp_small(double d) {
+        double u = -d, u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
+        return (((1.0 + u) + u2 * (1.0 / 2 + u * (1.0 / 6)))
+                + u4 * ((1.0 / 24 + u * (1.0 / 120)) + u2 * (1.0 / 720 + u * (1.0 / 5040))))
+               + u8 * (((1.0 / 40320 + u * (1.0 / 362880))
+                        + u2 * (1.0 / 3628800 + u * (1.0 / 39916800)))
+                       + u4 * (1.0 / 479001600 + u * (1.0 / 6227020800.0)));
+    }
+
+    static inline void ga_cosh_sinh(double d, double* c, double* s) {
+        double d2 = d * d, d4 = d2 * d2, d8 = d4 * d4;
+        *c = ((1.0 + d2 * (1.0 / 2)) + d4 * (1.0 / 24 + d2 * (1.0 / 720)))
+             + d8 * ((1.0 / 40320 + d2 * (1.0 / 3628800)) + d4 * (1.0 / 479001600));
+        *s = d * (((1.0 + d2 * (1.0 / 6)) + d4 * (1.0 / 120 + d2 * (1.0 / 5040)))
+                  + d8 * ((1.0 / 362880 + d2 * (1.0 / 39916800))
+                          + d4 * (1.0 / 6227020800.0)));
+    }
+
+    /* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
+       num *= e^{-d} (softmax, exp: den is num); returns the new sum of num. */
+    GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
+                                         double step, const double* x, Py_ssize_t n) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d;
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                d = step * x[q + l];
+                theta[q + l] -= d;
+                num[q + l] *= ga_exp_small(d);
+                total[l] += num[q + l];
+            }
+        for (; q < n; q++) {
+            d = step * x[q];
+            theta[q] -= d;
+            num[q] *= ga_exp_small(d);
+            total[0] += num[q];
+        }
+        return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
+    /* The same for EG+-: e^{+-theta - shift} (num, den) scale by e^{-+d} = c -+ s;
+       returns the new sum of num + den. */
+    GA_SIMD static double ga_scale_pm_terms(double* restrict theta, double* restrict num,
+                                            double* restrict den, double step,
+                                            const double* x, Py_ssize_t n) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                d = step * x[q + l];
+                theta[q + l] -= d;
+                ga_cosh_sinh(d, &c, &s);
+                num[q + l] *= c - s;
+                den[q + l] *= c + s;
+                total[l] += num[q + l] + den[q + l];
+            }
+        for (; q < n; q++) {
+            d = step * x[q];
+            theta[q] -= d;
+            ga_cosh_sinh(d, &c, &s);
+            num[q] *= c - s;
+            den[q] *= c + s;
+            total[0] += num[q] + den[q];
+        }
+        return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
+    /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
+    GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double* x,
+                                      Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += (a[q + l] - b[q + l]) * x[q + l];
+        for (; q < n; q++)
+            s[0] += (a[q] - b[q]) * x[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    /* Weight terms of n parameters (DESIGN.md table): omega_i = scale * num_i and
+       the normalizer is sum_i den_i; see _weight_terms in the Cython code. */
+    GA_SIMD static void ga_softmax_terms(const double* theta, double* num,
+                                         double shift, Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            num[q] = ga_exp(theta[q] - shift);
+    }
+
+    GA_SIMD static void ga_eg_pm_terms(const double* theta, double* num, double* den,
+                                       double shift, Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++) {
+            num[q] = ga_exp(theta[q] - shift);
+            den[q] = ga_exp(-theta[q] - shift);
+        }
+    }
+
+    GA_SIMD static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            num[q] = ga_exp(theta[q]);
+    }
+    """
+    double ga_exp(double x) noexcept nogil
+    double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
+    void ga_axpy(double* theta, double step, const double* x,
+                 Py_ssize_t n) noexcept nogil
+    double ga_axpy_dot(double* theta, double step, const double* x,
+                       const double* x_next, Py_ssize_t n) noexcept nogil
+    double ga_sum(const double* v, Py_ssize_t n) noexcept nogil
+    double ga_max(const double* v, Py_ssize_t n, int absolute) noexcept nogil
+    void ga_softmax_terms(const double* theta, double* num, double shift,
+                          Py_ssize_t n) noexcept nogil
+    void ga_eg_pm_terms(const double* theta, double* num, double* den, double shift,
+                        Py_ssize_t n) noexcept nogil
+    void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) noexcept nogil
+    void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
+                        double p, Py_ssize_t n) noexcept nogil
+    double GA_STEP_MAX
+    double ga_exp_small(double d) noexcept nogil
+    void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
+    double ga_scale_terms(double* theta, double* num, double step, const double* x,
+                          Py_ssize_t n) noexcept nogil
+    double ga_scale_pm_terms(double* theta, double* num, double* den, double step,
+                             const double* x, Py_ssize_t n) noexcept nogil
+    double ga_dot_diff(const double* a, const double* b, const double* x,
+                       Py_ssize_t n) noexcept nogil
+
 from libc.math cimport exp, log, log1p, fabs, tanh, atan, cos, pow, isfinite
 from libc.stdint cimport int32_t, int64_t
 
@@ -54,9 +379,20 @@ ctypedef fused index_t:
 # Recompute a row's weights from theta when its shift is this far from the maximum
 # (e^30 ~ 1e13 leaves ample headroom before overflow) ...
 cdef double SHIFT_SLACK = 30.0
+cdef double TERM_HIGH = exp(SHIFT_SLACK)
+cdef double TERM_LOW = exp(-SHIFT_SLACK)
 # ... or when incremental normalizer updates moved this many times its current value
-# (bounds the relative rounding error of the running sum by ~1e-13).
+# (bounds the relative rounding error of the running sum by ~1e-13) ...
 cdef double MASS_LIMIT = 1024.0
+# ... or, on CSR input, after this many times n coordinates were touched (bounds the
+# number of rounded additions to the normalizer; costs 1/32 of the O(nnz) work).
+cdef Py_ssize_t TOUCH_LIMIT = 32
+# Small steps |eta (y_hat - y) x_i| <= GA_STEP_MAX update the exponential terms by
+# multiplication (e^{theta - d} = e^theta e^{-d}, no exp call); a dense row is
+# recomputed from theta every RENEW_DENSE such updates so rounding cannot build up.
+cdef double RENEW_DENSE = 64.0
+# A multiplied term below this is recomputed from theta (0 would stay 0).
+cdef double UNDERFLOW = 1e-300
 
 
 cdef struct State:
@@ -71,49 +407,39 @@ cdef struct State:
     double* theta       # k x n parameters
     double* num         # k x n weight numerators (aliases theta for identity)
     double* den         # k x n normalizer terms (aliases num for softmax)
-    double* norm        # k   sum_i den_ji
+    double* norm        # k   sum_i den_ji (EG+-: sum_i num_ji + den_ji)
     double* shift       # k   reference maximum of theta (or |theta|)
     double* scale       # k   omega_ji = scale_j * num_ji
     double* mass        # k   |changes| of norm since the last recompute
+    double* age         # k   multiplicative dense updates since the last recompute
     Py_ssize_t touched  # coordinates touched since the last recompute (CSR)
     double* intercept   # k
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
+    double* dot         # k   psi(Theta) x of the next trial, summed during the update
+    bint dot_ready      #     whether dot holds it (dense psi = identity)
+    double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
+    double* row_num     # nnz their new num (scratch)
+    double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
 
 
 cdef inline bint _normalized(int psi) noexcept nogil:
     return psi == PSI_SOFTMAX or psi == PSI_EG_PM or psi == PSI_PNORM
 
 
-cdef inline double _shift_value(State* s, double theta) noexcept nogil:
-    """The quantity whose row maximum is the shift: theta (softmax) or |theta|."""
+cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
+                 Py_ssize_t n) noexcept nogil:
+    """num and den of n parameters (HKW §III, KW01 §3, DESIGN.md table)."""
     if s.psi == PSI_SOFTMAX:
-        return theta
-    return fabs(theta)
-
-
-cdef inline void _weight_terms(State* s, Py_ssize_t ji, double shift) noexcept nogil:
-    """num and den at flat index ji from theta (HKW §III, KW01 §3, DESIGN.md table)."""
-    cdef double t = s.theta[ji], e_plus, e_minus, r
-    if s.psi == PSI_SOFTMAX:
-        s.num[ji] = exp(t - shift)
+        ga_softmax_terms(theta, num, shift, n)
     elif s.psi == PSI_EG_PM:
         # EG on x' = (Ux, -Ux) keeps theta^- = -theta^+: weights e^{+-theta - shift}.
-        e_plus = exp(t - shift)
-        e_minus = exp(-t - shift)
-        s.num[ji] = e_plus - e_minus
-        s.den[ji] = e_plus + e_minus
+        ga_eg_pm_terms(theta, num, den, shift, n)
     elif s.psi == PSI_EXP:
-        s.num[ji] = exp(t)
+        ga_exp_terms(theta, num, n)
     elif s.psi == PSI_PNORM:
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
-        if t == 0.0:
-            s.num[ji] = 0.0
-            s.den[ji] = 0.0
-        else:
-            r = fabs(t) / shift
-            s.num[ji] = pow(r, s.p - 1.0) * (1.0 if t > 0.0 else -1.0)
-            s.den[ji] = pow(r, s.p)
+        ga_pnorm_terms(theta, num, den, shift, s.p, n)
 
 
 cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
@@ -129,25 +455,21 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
-    """Rebuild row j's weight terms and normalizer from theta in O(n)."""
-    cdef Py_ssize_t i, base = j * s.n
-    cdef double shift = 0.0, v, total = 0.0
+    """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
+    cdef Py_ssize_t base = j * s.n
+    cdef double shift = 0.0
     if _normalized(s.psi):
-        shift = _shift_value(s, s.theta[base])
-        for i in range(1, s.n):
-            v = _shift_value(s, s.theta[base + i])
-            if v > shift:
-                shift = v
-        if s.psi == PSI_PNORM and shift == 0.0:
+        shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
+        if s.psi == PSI_PNORM and not shift > 0.0:
             shift = 1.0
     if s.psi != PSI_IDENTITY:
-        for i in range(s.n):
-            _weight_terms(s, base + i, shift)
-            if _normalized(s.psi):
-                total += s.den[base + i]
+        _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
-    s.norm[j] = total
+    s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
+    if s.psi == PSI_EG_PM:
+        s.norm[j] += ga_sum(s.num + base, s.n)
     s.mass[j] = 0.0
+    s.age[j] = 0.0
     _set_scale(s, j)
 
 
@@ -158,20 +480,19 @@ cdef void _recompute_all(State* s) noexcept nogil:
     s.touched = 0
 
 
-cdef inline double _softplus(double x) noexcept nogil:
-    if x > 0.0:
-        return x + log1p(exp(-x))
-    return log1p(exp(x))
-
-
 cdef inline double _xlogx(double x) noexcept nogil:
-    return 0.0 if x <= 0.0 else x * log(x)
+    # 0 ln 0 = 1 ln 1 = 0 without a log call (class targets are 0 or 1).
+    return 0.0 if x <= 0.0 or x == 1.0 else x * log(x)
 
 
-cdef inline double _bernoulli_loss(double z, double a) noexcept nogil:
-    """Matching loss of the logistic function from the activation a (z in [0, 1])."""
-    return (z * _softplus(-a) + (1.0 - z) * _softplus(a)
-            + _xlogx(z) + _xlogx(1.0 - z))
+cdef inline double _bernoulli_loss(double z, double a, double tail) noexcept nogil:
+    """Matching loss of the logistic function from the activation a (z in [0, 1]).
+
+    softplus(+-a) = max(+-a, 0) + tail with tail = ln(1 + e^{-|a|}): both from one
+    exponential, exact when the prediction saturates.
+    """
+    return (z * ((-a if a < 0.0 else 0.0) + tail) + (1.0 - z) * ((a if a > 0.0 else 0.0)
+            + tail) + _xlogx(z) + _xlogx(1.0 - z))
 
 
 cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
@@ -200,16 +521,14 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
             s.y_hat[j] = a
             loss += 0.5 * (y[j] - a) * (y[j] - a)
         elif s.phi == PHI_LOGISTIC:
-            if a >= 0.0:
-                s.y_hat[j] = 1.0 / (1.0 + exp(-a))
-            else:
-                z = exp(a)
-                s.y_hat[j] = z / (1.0 + z)
-            loss += _bernoulli_loss(y[j], a)
+            z = exp(-fabs(a))
+            s.y_hat[j] = 1.0 / (1.0 + z) if a >= 0.0 else z / (1.0 + z)
+            loss += _bernoulli_loss(y[j], a, log1p(z))
         elif s.phi == PHI_TANH:
             s.y_hat[j] = tanh(a)
             # L_tanh(y, a) = L_logistic((1 + y) / 2, 2a).
-            loss += _bernoulli_loss(0.5 * (1.0 + y[j]), 2.0 * a)
+            loss += _bernoulli_loss(0.5 * (1.0 + y[j]), 2.0 * a,
+                                    log1p(exp(-2.0 * fabs(a))))
         elif s.phi == PHI_ARCTAN:
             s.y_hat[j] = atan(a)
             z = log(fabs(a)) + 0.5 * log1p(1.0 / (a * a)) if fabs(a) > 1.0 \
@@ -225,103 +544,236 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     return loss
 
 
-cdef inline double _dot(State* s, Py_ssize_t j, const double* x_val,
-                        const index_t* x_ind, Py_ssize_t nnz, bint dense) noexcept nogil:
-    cdef Py_ssize_t q
-    cdef const double* w = s.num + j * s.n
-    cdef double total = 0.0
-    if dense:
-        for q in range(nnz):
-            total += w[q] * x_val[q]
-    else:
-        for q in range(nnz):
-            total += w[x_ind[q]] * x_val[q]
-    return total
+cdef inline double _sparse_dot_diff(const double* a, const double* b,
+                                    const double* x_val, const index_t* x_ind,
+                                    Py_ssize_t nnz) noexcept nogil:
+    """sum_q (a - b)[x_ind[q]] x_val[q]: the EG+- dot product (weights e^+ - e^-)."""
+    cdef Py_ssize_t q = 0, i
+    cdef double s0 = 0.0, s1 = 0.0
+    while q + 2 <= nnz:
+        i = x_ind[q]
+        s0 += (a[i] - b[i]) * x_val[q]
+        i = x_ind[q + 1]
+        s1 += (a[i] - b[i]) * x_val[q + 1]
+        q += 2
+    if q < nnz:
+        s0 += (a[x_ind[q]] - b[x_ind[q]]) * x_val[q]
+    return s0 + s1
 
 
-cdef inline bint _needs_reshift(State* s, double top, double shift) noexcept nogil:
-    """Whether a coordinate outgrew the row's shift enough to risk overflow."""
-    if s.psi == PSI_PNORM:
-        return top > shift * exp(SHIFT_SLACK / s.p)
-    return top - shift > SHIFT_SLACK
+cdef inline double _sparse_dot(const double* w, const double* x_val,
+                               const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """sum_q w[x_ind[q]] x_val[q] with four partial sums (shorter dependency chain)."""
+    cdef Py_ssize_t q = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while q + 4 <= nnz:
+        s0 += w[x_ind[q]] * x_val[q]
+        s1 += w[x_ind[q + 1]] * x_val[q + 1]
+        s2 += w[x_ind[q + 2]] * x_val[q + 2]
+        s3 += w[x_ind[q + 3]] * x_val[q + 3]
+        q += 4
+    while q < nnz:
+        s0 += w[x_ind[q]] * x_val[q]
+        q += 1
+    return (s0 + s1) + (s2 + s3)
 
 
-cdef inline void _update_row(State* s, Py_ssize_t j, double step, const double* x_val,
-                             const index_t* x_ind, Py_ssize_t nnz,
-                             bint dense) noexcept nogil:
-    """theta_j <- theta_j - step * x (KW01 eq. 20), keeping the weight terms in sync."""
-    cdef Py_ssize_t q, i, base = j * s.n
-    cdef double* theta = s.theta + base
-    cdef double top, v, old, total = 0.0, mass = 0.0
-    cdef bint normalized = _normalized(s.psi)
-    if s.psi == PSI_IDENTITY:
-        if dense:
-            for q in range(nnz):
-                theta[q] -= step * x_val[q]
-        else:
-            for q in range(nnz):
-                theta[x_ind[q]] -= step * x_val[q]
+cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
+    """Whether a CSR update may scale the exponential terms instead of recomputing."""
+    return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
+            and fabs(step) * x_top <= SHIFT_SLACK)
+
+
+cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x,
+                            double x_top) noexcept nogil:
+    """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
+    cdef Py_ssize_t base = j * s.n
+    cdef double total
+    if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
+            or s.age[j] >= RENEW_DENSE):
+        ga_axpy(s.theta + base, step, x, s.n)
+        _recompute_row(s, j)
         return
-    top = s.shift[j]
-    for q in range(nnz):
-        i = q if dense else x_ind[q]
-        old = s.den[base + i] if normalized else 0.0
-        theta[i] -= step * x_val[q]
-        _weight_terms(s, base + i, s.shift[j])
-        if normalized:
-            v = _shift_value(s, theta[i])
-            if v > top:
-                top = v
-            if dense:
-                # Every coordinate is rewritten: the normalizer is summed afresh.
-                total += s.den[base + i]
-            else:
-                total += s.den[base + i] - old
-                mass += fabs(s.den[base + i]) + fabs(old)
-    if not normalized:
-        return
-    if dense:
-        s.norm[j] = total
+    if s.psi == PSI_EG_PM:
+        total = ga_scale_pm_terms(s.theta + base, s.num + base, s.den + base, step, x,
+                                  s.n)
     else:
-        s.norm[j] += total
-        s.mass[j] += mass
-    if (_needs_reshift(s, top, s.shift[j]) or not s.norm[j] > exp(-SHIFT_SLACK)
+        total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
+    s.age[j] += 1.0
+    if not _normalized(s.psi):
+        return
+    s.norm[j] = total
+    # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
+    if not TERM_LOW < total < TERM_HIGH:
+        _recompute_row(s, j)
+    else:
+        _set_scale(s, j)
+
+
+cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
+                                         double mass, double top) noexcept nogil:
+    """Add a CSR update's change to row j's normalizer; recompute the row if needed.
+
+    A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
+    shift is stale; many changes summed into the normalizer may have eaten its
+    precision: then the row is recomputed from theta.
+    """
+    s.norm[j] += total
+    s.mass[j] += mass
+    if (top > TERM_HIGH or not s.norm[j] > TERM_LOW
             or s.mass[j] > MASS_LIMIT * s.norm[j]):
         _recompute_row(s, j)
     else:
         _set_scale(s, j)
 
 
+cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
+                             const index_t* x_ind, Py_ssize_t nnz,
+                             double x_top) noexcept nogil:
+    """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
+
+    Exponential terms are scaled in place (EG+-: for small steps); otherwise the
+    terms are computed from the gathered theta (so the exponentials vectorize) and
+    scattered. The normalizer is updated by their change.
+    """
+    cdef Py_ssize_t q, i, base = j * s.n
+    cdef double* theta = s.theta + base
+    cdef double top = 0.0, old, new, d, c, sh, down, up, total = 0.0, mass = 0.0
+    cdef bint small
+    if s.psi == PSI_IDENTITY:
+        for q in range(nnz):
+            theta[x_ind[q]] -= step * x_val[q]
+        return
+    if _multiplicative(s, step, x_top) and s.psi != PSI_EG_PM:
+        # One pass: e^{theta - shift} scales by e^{-d} (den is num), a product that
+        # adds no cancellation at any step size. A term that underflowed is
+        # recomputed from theta, so that it can grow back.
+        small = fabs(step) * x_top <= GA_STEP_MAX
+        for q in range(nnz):
+            i = base + x_ind[q]
+            d = step * x_val[q]
+            s.theta[i] -= d
+            old = s.num[i]
+            if old < UNDERFLOW:
+                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
+            else:
+                s.num[i] = old * (ga_exp_small(d) if small else ga_exp(-d))
+            total += s.num[i] - old
+            mass += s.num[i] + old
+            if s.num[i] > top:
+                top = s.num[i]
+        if _normalized(s.psi):
+            _renormalize_sparse_row(s, j, total, mass, top)
+        return
+    if _multiplicative(s, step, x_top):
+        # The same for EG+-: e^{theta - shift} (num) scales by e^{-d} and
+        # e^{-theta - shift} (den) by e^{d}.
+        small = fabs(step) * x_top <= GA_STEP_MAX
+        for q in range(nnz):
+            i = base + x_ind[q]
+            d = step * x_val[q]
+            s.theta[i] -= d
+            if small:
+                ga_cosh_sinh(d, &c, &sh)
+                down, up = c - sh, c + sh
+            else:
+                down = ga_exp(-d)
+                up = 1.0 / down
+            old = s.num[i] + s.den[i]
+            if s.num[i] < UNDERFLOW or s.den[i] < UNDERFLOW:
+                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
+                s.den[i] = ga_exp(-s.theta[i] - s.shift[j])
+            else:
+                s.num[i] *= down
+                s.den[i] *= up
+            new = s.num[i] + s.den[i]
+            total += new - old
+            mass += new + old
+            if new > top:
+                top = new
+        _renormalize_sparse_row(s, j, total, mass, top)
+        return
+    for q in range(nnz):
+        i = x_ind[q]
+        theta[i] -= step * x_val[q]
+        s.row_theta[q] = theta[i]
+    _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
+    if not _normalized(s.psi):
+        for q in range(nnz):
+            s.num[base + x_ind[q]] = s.row_num[q]
+        return
+    for q in range(nnz):
+        i = base + x_ind[q]
+        old = s.den[i] + (s.num[i] if s.psi == PSI_EG_PM else 0.0)
+        s.num[i] = s.row_num[q]
+        s.den[i] = s.row_den[q]
+        new = s.row_den[q] + (s.row_num[q] if s.psi == PSI_EG_PM else 0.0)
+        total += new - old
+        mass += fabs(new) + fabs(old)
+        if new > top:
+            top = new
+    _renormalize_sparse_row(s, j, total, mass, top)
+
+
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
-                        Py_ssize_t nnz, bint dense, const double* y, double weight,
-                        double* loss) noexcept nogil:
-    """One trial of KW01 Figure 5; returns False if anything became non-finite."""
+                        Py_ssize_t nnz, bint dense, const double* x_next,
+                        const double* y, double weight, double* loss) noexcept nogil:
+    """One trial of KW01 Figure 5; returns False if anything became non-finite.
+
+    ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
+    its dot products are summed in the same pass as this trial's update.
+    """
     cdef Py_ssize_t j
-    cdef double residual, step_scale = s.eta * weight
+    cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
+    cdef bint fuse = dense and x_next != NULL and s.psi == PSI_IDENTITY
     for j in range(s.k):
-        s.a[j] = s.scale[j] * _dot(s, j, x_val, x_ind, nnz, dense) + s.intercept[j]
+        if s.dot_ready:
+            dot = s.dot[j]
+        elif s.psi == PSI_EG_PM and dense:
+            dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
+        elif s.psi == PSI_EG_PM:
+            dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
+        elif dense:
+            dot = ga_dot(s.num + j * s.n, x_val, nnz)
+        else:
+            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
+        s.a[j] = s.scale[j] * dot + s.intercept[j]
         if not isfinite(s.a[j]):
             return False
+    s.dot_ready = False
     loss[0] = _transfer_and_loss(s, y)
     if not isfinite(loss[0]):
         return False
     if s.psi == PSI_EG_PM:
         # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
         step_scale *= s.U
+    if s.psi != PSI_IDENTITY and s.psi != PSI_PNORM and nnz > 0:
+        x_top = ga_max(x_val, nnz, 1)
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
+        # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
         if residual == 0.0:
+            if fuse:
+                s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
             continue
-        _update_row(s, j, step_scale * residual, x_val, x_ind, nnz, dense)
+        if fuse:
+            s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
+                                   x_next, nnz)
+        elif dense:
+            _update_dense_row(s, j, step_scale * residual, x_val, x_top)
+        else:
+            _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz, x_top)
         if s.fit_intercept:
             s.intercept[j] -= s.eta * weight * residual
+    s.dot_ready = fuse
     return True
 
 
 cdef bint _state_finite(State* s) noexcept nogil:
     cdef Py_ssize_t q
     for q in range(s.k * s.n):
-        if not isfinite(s.theta[q]) or not isfinite(s.num[q]):
+        if (not isfinite(s.theta[q]) or not isfinite(s.num[q])
+                or not isfinite(s.den[q])):
             return False
     for q in range(s.k):
         if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
@@ -350,7 +802,8 @@ cdef class TrialLoop:
     cdef double[:, ::1] num
     cdef double[:, ::1] den
     cdef double[::1] intercept
-    cdef double[::1] buffers   # norm, shift, scale, mass, a, y_hat (k each)
+    cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot (k each)
+    cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
                  double eta, double U, double p, bint fit_intercept):
@@ -361,7 +814,7 @@ cdef class TrialLoop:
         self.intercept = intercept
         self.num = theta if psi == PSI_IDENTITY else np.empty((k, n))
         self.den = self.num if psi != PSI_EG_PM and psi != PSI_PNORM else np.empty((k, n))
-        self.buffers = np.zeros(6 * k)
+        self.buffers = np.zeros(8 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
         self.s.fit_intercept = fit_intercept
@@ -373,8 +826,10 @@ cdef class TrialLoop:
         self.s.shift = &self.buffers[k]
         self.s.scale = &self.buffers[2 * k]
         self.s.mass = &self.buffers[3 * k]
-        self.s.a = &self.buffers[4 * k]
-        self.s.y_hat = &self.buffers[5 * k]
+        self.s.age = &self.buffers[4 * k]
+        self.s.a = &self.buffers[5 * k]
+        self.s.y_hat = &self.buffers[6 * k]
+        self.s.dot = &self.buffers[7 * k]
         with nogil:
             _recompute_all(&self.s)
 
@@ -390,13 +845,16 @@ cdef class TrialLoop:
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
+        cdef const double* x_next
+        self.s.dot_ready = False
         with nogil:
             while t < n_trials:
                 r = order[t]
                 if weighted:
                     weight = sample_weight[r]
-                ok = _trial(&self.s, &X[r, 0], no_index, self.s.n, True, &Y[r, 0],
-                            weight, &loss)
+                x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
+                ok = _trial(&self.s, &X[r, 0], no_index, self.s.n, True, x_next,
+                            &Y[r, 0], weight, &loss)
                 if not ok:
                     break
                 total += weight * loss
@@ -407,34 +865,58 @@ cdef class TrialLoop:
     def run_csr(self, const double[::1] data, const index_t[::1] indices,
                 const index_t[::1] indptr, const double[:, ::1] Y,
                 const double[::1] sample_weight, const Py_ssize_t[::1] order):
-        """Same as :meth:`run_dense` for the rows of a CSR matrix."""
-        cdef Py_ssize_t t = 0, r, start, n_trials = order.shape[0]
+        """Same as :meth:`run_dense` for the rows of a CSR matrix.
+
+        The indices of each row must be unique (canonical CSR): the normalizers are
+        updated from the rows' terms before and after the update.
+        """
+        cdef Py_ssize_t t = 0, r, start, nnz, longest = 0, n_trials = order.shape[0]
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
         cdef double loss, total = 0.0, weight = 1.0
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
+        for r in range(indptr.shape[0] - 1):
+            longest = max(longest, indptr[r + 1] - indptr[r])
+        self._row_scratch(longest)
+        self.s.dot_ready = False
         with nogil:
             while t < n_trials:
                 r = order[t]
                 start = indptr[r]
+                nnz = indptr[r + 1] - start
                 if weighted:
                     weight = sample_weight[r]
-                ok = _trial(&self.s, values + start, columns + start,
-                            indptr[r + 1] - start, False, &Y[r, 0], weight, &loss)
+                ok = _trial(&self.s, values + start, columns + start, nnz, False,
+                            NULL, &Y[r, 0], weight, &loss)
                 if not ok:
                     break
                 total += weight * loss
                 t += 1
-                self.s.touched += indptr[r + 1] - start
-                if self.s.touched >= self.s.n and _normalized(self.s.psi):
+                self.s.touched += nnz
+                if (self.s.touched >= TOUCH_LIMIT * self.s.n
+                        and _normalized(self.s.psi)):
                     _recompute_all(&self.s)
             ok = ok and _state_finite(&self.s)
         return (OK if ok else DIVERGED), t, total
+
+    def _row_scratch(self, Py_ssize_t longest):
+        """Make the gather buffers of CSR rows hold ``longest`` entries."""
+        import numpy as np
+
+        if self.row_buffers is not None and self.row_buffers.shape[0] >= 3 * longest:
+            return
+        self.row_buffers = np.empty(3 * max(longest, 1))
+        self.s.row_theta = &self.row_buffers[0]
+        self.s.row_num = &self.row_buffers[longest]
+        self.s.row_den = (self.s.row_num if self.s.psi == PSI_SOFTMAX
+                          else &self.row_buffers[2 * longest])
 
     def weights(self):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array."""
         import numpy as np
 
         out = np.asarray(self.num).copy()
+        if self.s.psi == PSI_EG_PM:
+            out -= np.asarray(self.den)
         out *= np.asarray(self.buffers[2 * self.s.k:3 * self.s.k])[:, None]
         return out

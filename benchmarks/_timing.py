@@ -1,0 +1,49 @@
+"""Shared helpers of the benchmarks: best-of-k timing and one table row per ratio."""
+
+import os
+import time
+import warnings
+
+from sklearn.exceptions import ConvergenceWarning
+
+# BENCH_SCALE < 1 shrinks the number of samples while iterating (ratios, not times,
+# are the result; the table in README.md is made at scale 1).
+SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
+
+
+def rows(m):
+    return max(1000, int(m * SCALE))
+
+
+def best_times(*functions, repeat=REPEAT):
+    """Smallest wall time of each function over ``repeat`` rounds.
+
+    The functions run in turn within each round, so that a load from other
+    processes on the machine slows all of them alike and the ratios stay fair.
+    """
+    best = [float("inf")] * len(functions)
+    with warnings.catch_warnings():
+        # max_iter=1 with tol=None: SGD warns that it did not converge; expected.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for _ in range(repeat):
+            for index, function in enumerate(functions):
+                start = time.perf_counter()
+                function()
+                best[index] = min(best[index], time.perf_counter() - start)
+    return best
+
+
+def report(case, ga, reference, reference_name, goal, higher_is_better=False):
+    """Print one row: case, both times, the ratio and whether it meets the goal."""
+    ratio = reference / ga if higher_is_better else ga / reference
+    met = ratio >= goal if higher_is_better else ratio <= goal
+    sign = ">=" if higher_is_better else "<="
+    print(f"| {case} | {ga * 1e3:.3f} | {reference_name} {reference * 1e3:.3f} | "
+          f"{ratio:.3f} | {sign} {goal} | {'yes' if met else 'NO'} |", flush=True)
+    return met
+
+
+def header():
+    print("| case | GA (ms) | reference (ms) | ratio | goal | met |")
+    print("|---|---|---|---|---|---|", flush=True)

@@ -1,0 +1,73 @@
+"""Goals 5-6 of issue 4: the cost of partial_fit calls.
+
+5. One-row partial_fit on a fitted model (n = 100): the time of a call is almost all
+   per-call overhead (validation, set-up), compared with SGDRegressor.partial_fit's.
+6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
+   River's LinearRegression.learn_one on the same rows (as dicts, River's format,
+   made before timing) with the same constant rate: throughput ratio.
+"""
+
+import numpy as np
+from _timing import best_times, header, report, rows
+from river.linear_model import LinearRegression
+from river.optim import SGD as RiverSGD
+from sklearn.linear_model import SGDRegressor
+
+from sklearn_ga import GARegressor
+
+ETA = 0.01
+
+
+def data(m, n=100, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n))
+    return X, X[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(m)
+
+
+def one_row_calls(X, y, estimator, calls=1000):
+    """A function making ``calls`` one-row partial_fit calls on a fitted model."""
+    estimator.partial_fit(X[:1], y[:1])
+    batches = [(X[i:i + 1], y[i:i + 1]) for i in range(calls)]
+
+    def run():
+        for X_row, y_row in batches:
+            estimator.partial_fit(X_row, y_row)
+
+    return run
+
+
+def stream_ga(X, y, batch=1000):
+    model = GARegressor(eta=ETA)
+    for start in range(0, X.shape[0], batch):
+        model.partial_fit(X[start:start + batch], y[start:start + batch])
+
+
+def stream_river(dicts, y):
+    model = LinearRegression(optimizer=RiverSGD(ETA), intercept_lr=ETA)
+    for x, target in zip(dicts, y, strict=True):
+        model.learn_one(x, target)
+
+
+def cases():
+    X, y = data(2000)
+    calls = 1000
+    ga, sgd = best_times(
+        one_row_calls(X, y, GARegressor(eta=ETA), calls),
+        one_row_calls(X, y, SGDRegressor(
+            penalty=None, learning_rate="constant", eta0=ETA), calls),
+    )
+    report("5. one-row partial_fit call, n=100", ga / calls, sgd / calls,
+           "SGDRegressor", 0.3)
+
+    X, y = data(rows(20_000))
+    dicts = [dict(enumerate(row)) for row in X.tolist()]
+    # River takes seconds per pass: fewer repeats.
+    ga, river = best_times(lambda: stream_ga(X, y), lambda: stream_river(dicts, y),
+                           repeat=2)
+    report(f"6. stream {X.shape[0]}x100, batches of 1000", ga, river,
+           "River learn_one", 50, higher_is_better=True)
+
+
+if __name__ == "__main__":
+    header()
+    cases()
