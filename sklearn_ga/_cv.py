@@ -148,7 +148,7 @@ class _GridMixin:
                              "cv=None (k-fold needs the whole data set at once).")
         first_call = not hasattr(self, "thetas_")
         if not first_call:
-            self._validate_params()
+            self._validate_changed_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes)
         return self._search(X, Y, sample_weight, first_call=first_call)
