@@ -42,6 +42,14 @@ def _as_float_array(values, name):
     return values
 
 
+def _as_parameters(values, name):
+    """Parameter matrices: 2-D and finite (they are never infinite in a run)."""
+    values = np.atleast_2d(_as_float_array(values, name))
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains infinity; parameters are finite numbers.")
+    return values
+
+
 def _check_in_range(entry, values, name):
     """Raise ValueError unless ``values`` lie in the (closure of the) range of phi."""
     if not entry.in_range(values):
@@ -168,7 +176,7 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
     if phi is not None:
         entry = _phi_entry(phi)
         return _per_sample(entry, entry.potential(z))
-    return float(np.sum(_psi_entry(psi).potential(np.atleast_2d(z), U, p)))
+    return float(np.sum(_psi_entry(psi).potential(_as_parameters(z, "z"), U, p)))
 
 
 def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):
@@ -207,8 +215,8 @@ def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):
     0.3681
     """
     entry = _psi_entry(psi)
-    theta_tilde = np.atleast_2d(_as_float_array(theta_tilde, "theta_tilde"))
-    theta = np.atleast_2d(_as_float_array(theta, "theta"))
+    theta_tilde = _as_parameters(theta_tilde, "theta_tilde")
+    theta = _as_parameters(theta, "theta")
     if theta_tilde.shape != theta.shape:
         raise ValueError(f"theta_tilde has shape {theta_tilde.shape} but theta has "
                          f"shape {theta.shape}; they must match.")
