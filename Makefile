@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py sklearn_ga/_kernel.pyx | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench docs docs-check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,5 +39,29 @@ bench: $(VENV)/.bench-installed
 lint: install
 	$(BIN)/ruff check .
 
+# The docs extra of pyproject.toml, installed without rebuilding the package (an
+# editable re-install would recompile the kernel).
+DOCS_STAMP := $(VENV)/.docs-installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+
+$(DOCS_STAMP): $(STAMP)
+	rm -f $(VENV)/.docs-installed-*
+	$(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', \
+		'rb'))['project']['optional-dependencies']['docs'], sep='\n')" \
+		> $(VENV)/docs-requirements.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/docs-requirements.txt
+	touch $@
+
+# HTML in doc/_build/html; runs every examples/plot_*.py; any warning fails the build.
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -q doc doc/_build/html
+
+# Renders the built site in headless Chromium (installed from Debian if missing) and
+# checks that the gallery thumbnails and the MathJax formulas are displayed.
+docs-check: docs
+	command -v chromium >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	$(BIN)/python doc/check_rendering.py doc/_build/html
+
 clean:
 	rm -rf $(VENV) build *.egg-info sklearn_ga/*.so sklearn_ga/_kernel.c
+	rm -rf doc/_build doc/generated doc/auto_examples doc/sg_execution_times.rst

@@ -2,7 +2,8 @@
 
 GARegressor and GAClassifier run GA(psi, phi, Theta, eta): weights psi(Theta),
 predictions phi(psi(Theta) x), and the update Theta <- Theta - eta (y_hat - y) x^T
-whose loss is the matching loss of phi. See the README and doc/ for the guide.
+whose loss is the matching loss of phi. sklearn_ga.losses and sklearn_ga.theory
+compute the papers' losses, divergences, constants and bounds. See doc/ for the guide.
 """
 
 from ._classifier import GAClassifier
@@ -10,6 +11,16 @@ from ._cv import GAClassifierCV, GARegressorCV
 from ._phi import PHI
 from ._psi import PSI
 from ._regressor import GARegressor
+from .losses import divergence, matching_loss, matching_loss_scorer, potential
+from .theory import (
+    hkw_theorem1,
+    hkw_theorem2,
+    input_bound,
+    relative_loss_bound,
+    theorem3_bound,
+    theorem3_learning_rate,
+    transfer_bound,
+)
 
 __version__ = "0.1.0.dev0"
 
@@ -29,4 +40,15 @@ __all__ = [
     "PSI",
     "SKOPS_TRUSTED_TYPES",
     "__version__",
+    "divergence",
+    "hkw_theorem1",
+    "hkw_theorem2",
+    "input_bound",
+    "matching_loss",
+    "matching_loss_scorer",
+    "potential",
+    "relative_loss_bound",
+    "theorem3_bound",
+    "theorem3_learning_rate",
+    "transfer_bound",
 ]

@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
 from ._kernel import LossCode, Status, TrialLoop, UpdateCode
 from ._phi import PHI
 from ._psi import PSI
+from .theory import input_bound, theorem3_learning_rate, transfer_bound
 
 
 def _atomic(method):
@@ -80,7 +81,8 @@ class BaseGA(BaseEstimator):
     # -- fitting -------------------------------------------------------------------
 
     def _validate_training_data(self, X, y, sample_weight, *, first_call, classes):
-        # X is checked for NaN/inf by the trial loop, which reads it anyway (see _run).
+        # X is checked for NaN/inf by the trial loop, which reads it anyway (see
+        # trial_runner).
         checked = None if first_call else self._light_validation(X, y)
         X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
@@ -93,6 +95,20 @@ class BaseGA(BaseEstimator):
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
             )
         return X, Y, sample_weight
+
+    def _validate_changed_params(self):
+        """``_validate_params()`` unless the parameters are those validated last.
+
+        The full validation costs more than learning a small batch; reading the
+        parameters and comparing them to the last validated ones is cheap.
+        """
+        params = [getattr(self, name) for name in self._parameter_constraints]
+        last = getattr(self, "_validated_params", [None] * len(params))
+        # Identity, not equality: any value set since (even an equal one, or an
+        # array) is validated again.
+        if any(a is not b for a, b in zip(params, last, strict=True)):
+            self._validate_params()
+            self._validated_params = params
 
     def _light_validation(self, X, y):
         """``validate_data``'s checks of a batch for a fitted model, done cheaply.
@@ -129,7 +145,7 @@ class BaseGA(BaseEstimator):
             t, cumulative_loss = self.t_, self.cumulative_loss_
         eta = self._learning_rate(X, first_call)
         loop = self._trial_loop(theta, intercept, eta, self.U)
-        run = trial_runner(X, Y, sample_weight, type(self).__name__)
+        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         m = X.shape[0]
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
@@ -209,7 +225,7 @@ class BaseGA(BaseEstimator):
             )
         clip_low, clip_high = -np.inf, np.inf
         if self.Y is not None:
-            if phi.inverse is None:
+            if self.phi in ("softmax", "sign"):
                 raise ValueError(
                     f"Y clips each prediction to [-Y, Y] (GA^Y, KW01 §4), which "
                     f"phi={self.phi!r} does not allow (its predictions are "
@@ -240,27 +256,25 @@ class BaseGA(BaseEstimator):
     def _learning_rate(self, X, first_call):
         """The learning rate: ``eta``, or KW01 Theorem 3's 1/(2bc) for "theory".
 
-        b is eq. (28) on the rows of this first batch (plus 1 for the intercept,
-        whose parameter is updated by gradient descent); the rate keeps Theorem 3's
-        guarantee only while later inputs obey the same bound.
+        One implementation, in :mod:`sklearn_ga.theory`: b is eq. (28) on the rows
+        of this first batch (plus 1 for the intercept, a constant input updated by
+        gradient descent), c is eq. (29). The guarantee (30) holds only while later
+        inputs obey the same bound. An all-zero first batch without intercept
+        bounds nothing (b = 0): any rate is safe there, and 1 is used.
         """
         if self.eta != "theory":
             return float(self.eta)
         if not first_call:
             return self.eta_
-        b = PSI[self.psi].input_bound(X, self.U, self.p) + float(self.fit_intercept)
-        if not np.isfinite(b):
-            assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
-        c = PHI[self.phi].c
-        if c is None or not np.isfinite(b * c):
-            what = (f"phi={self.phi!r} has no finite slope bound c (KW01 eq. 29)"
-                    if c is None or not np.isfinite(c) else
-                    f"psi={self.psi!r} has no finite bound b (KW01 eq. 28)")
-            raise ValueError(
-                f"eta='theory' is not available: {what}. Pass a number, e.g. "
-                "eta=0.01, and tune it (GridSearchCV)."
-            )
-        return 1.0 / (2.0 * b * c) if b > 0 else 1.0
+        # X is not scanned for NaN/inf before the kernel; b would be NaN or inf.
+        assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
+        try:
+            c = transfer_bound(self.phi)
+            b = input_bound(X, self.psi, U=self.U, p=self.p,
+                            fit_intercept=self.fit_intercept)
+        except ValueError as error:
+            raise ValueError(f"eta='theory' is not available: {error}") from None
+        return theorem3_learning_rate(b, c) if b > 0 else 1.0
 
     def _fit(self, X, y, sample_weight, *, classes=None):
         first_call = not (self.warm_start and hasattr(self, "theta_"))
@@ -274,7 +288,7 @@ class BaseGA(BaseEstimator):
         if not first_call:
             # scikit-learn validates hyper-parameters on the first partial_fit only;
             # set_params may have changed them since.
-            self._validate_params()
+            self._validate_changed_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
@@ -323,17 +337,20 @@ class BaseGA(BaseEstimator):
         return tags
 
 
-def trial_runner(X, Y, sample_weight, estimator_name):
+def trial_runner(X, Y, sample_weight, estimator_name=None):
     """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
 
-    X is validated float64 (C-contiguous or CSR) and Y the encoded (m, k) targets. X
-    is not checked for NaN/inf beforehand (that would cost a pass over X): non-finite
-    inputs make an activation non-finite at once, so a failed pass checks X and
-    reports them as such; otherwise the failure is the model's divergence.
+    X is validated float64 (C-contiguous or CSR) and Y the encoded (m, k) targets.
+    X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
+    the activations non-finite at once, so a pass that fails is checked here and
+    reported as bad input rather than as divergence.
     """
     weights = (np.empty(0) if sample_weight is None
                else np.ascontiguousarray(sample_weight, dtype=np.float64))
-    if sp.issparse(X):
+    if not sp.issparse(X):
+        def one_pass(loop, order):
+            return loop.run_dense(X, Y, weights, order)
+    else:
         if not X.has_canonical_format:
             # The O(nnz) normalizer updates need each column at most once per row.
             X = X.copy()
@@ -342,15 +359,11 @@ def trial_runner(X, Y, sample_weight, estimator_name):
         if indices.dtype != indptr.dtype:
             indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
 
-        def kernel(loop, order):
+        def one_pass(loop, order):
             return loop.run_csr(X.data, indices, indptr, Y, weights, order)
-    else:
-
-        def kernel(loop, order):
-            return loop.run_dense(X, Y, weights, order)
 
     def run(loop, order):
-        status, trials, loss = kernel(loop, order)
+        status, trials, loss = one_pass(loop, order)
         if status != Status.OK:
             assert_all_finite(X, input_name="X", estimator_name=estimator_name)
         return status, trials, loss

@@ -29,17 +29,17 @@ class GAClassifier(ClassifierMixin, BaseGA):
     loss of phi (KW01 Figure 5): ``Theta <- Theta - eta * (y_hat - y) x^T`` with
     weights ``coef_ = psi(Theta)``.
 
-    ========== ================================ =======================================
-    phi        targets                          outputs (k)
-    ========== ================================ =======================================
-    logistic   {0, 1}; one-vs-rest if > 2       1 if binary, else one per class;
-               classes                          probabilities normalized over classes
-    softmax    one-hot rows                     one per class (multinomial)
-    tanh       {-1, +1}; one-vs-rest            as logistic; P = (1 + tanh a) / 2
-    sign       {-1, +1}; one-vs-rest            as logistic; no probabilities
+    ========== ================================== =====================================
+    phi        targets                            outputs (k)
+    ========== ================================== =====================================
+    logistic   {0, 1}; one-vs-rest if > 2         1 if binary, else one per class;
+               classes                            probabilities normalized over classes
+    softmax    one-hot rows                       one per class (multinomial)
+    tanh       {-1, +1}; one-vs-rest              as logistic; P = (1 + tanh a) / 2
+    sign       {-1, +1}; one-vs-rest              as logistic; no probabilities
                (Perceptron with psi="identity",
                normalized Winnow with "softmax")
-    ========== ================================ =======================================
+    ========== ================================== =====================================
 
     Read more in the :ref:`User Guide <user_guide>`.
 
@@ -112,7 +112,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         update.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -192,14 +192,16 @@ class GAClassifier(ClassifierMixin, BaseGA):
                     f"first call, {labels!r}; the set of classes is fixed by the first "
                     "call to partial_fit."
                 )
-        unseen = np.setdiff1d(y, labels)
-        if unseen.size:
+        # A label is known iff it sits where searchsorted places it (no extra sort).
+        codes = np.searchsorted(labels, y)
+        known = labels[np.minimum(codes, labels.shape[0] - 1)] == y
+        if not np.all(known):
+            unseen = np.unique(y[~known])
             raise ValueError(
                 f"y contains labels {unseen!r} that are not among the classes "
                 f"{labels!r}; pass every class in classes= on the first call to "
                 "partial_fit (or refit with fit)."
             )
-        codes = np.searchsorted(labels, y)
         k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
         low = -1.0 if self.phi in ("tanh", "sign") else 0.0
         Y = np.full((y.shape[0], k), low)

@@ -60,7 +60,7 @@ class _GridMixin:
         Updates ``thetas``/``intercepts`` in place and adds to ``losses``; a
         configuration that diverges gets an infinite loss and learns no more.
         """
-        run = trial_runner(X, Y, sample_weight, type(self).__name__)
+        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         alive = np.flatnonzero(np.isfinite(losses))
         loops = {g: self._trial_loop(thetas[g], intercepts[g], *self._configs[g])
                  for g in alive}
@@ -151,7 +151,7 @@ class _GridMixin:
                              "cv=None (k-fold needs the whole data set at once).")
         first_call = not hasattr(self, "thetas_")
         if not first_call:
-            self._validate_params()
+            self._validate_changed_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes)
         return self._search(X, Y, sample_weight, first_call=first_call)
@@ -164,7 +164,8 @@ class GARegressorCV(_GridMixin, GARegressor):
     (one read of the data serves the whole grid); the one with the least cumulative
     on-line matching loss, each prediction made before its example is learned, is
     selected, as HKW §V tune their learning rates. :meth:`partial_fit` continues the
-    stream for the whole grid, so the selection follows the stream.
+    stream for the whole grid (one pass over the batch for every configuration), so
+    the selection follows the stream.
 
     Progressive validation estimates the loss *while learning*, which favours
     rates that learn fast; k-fold CV (``cv=5``) estimates the loss of the model at
@@ -215,7 +216,7 @@ class GARegressorCV(_GridMixin, GARegressor):
         The state of every configuration, kept for :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -279,26 +280,6 @@ class GARegressorCV(_GridMixin, GARegressor):
         """
         return self._fit(X, y, sample_weight)
 
-    @fit_context
-    def partial_fit(self, X, y, sample_weight=None):
-        """Continue the stream for every configuration and select again.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Inputs.
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Targets in the range of ``phi``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit(X, y, sample_weight)
-
 
 class GAClassifierCV(_GridMixin, GAClassifier):
     """GAClassifier with eta (and U) chosen by progressive validation in one pass.
@@ -351,7 +332,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         The state of every configuration, kept for :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also
@@ -410,30 +391,3 @@ class GAClassifierCV(_GridMixin, GAClassifier):
             Fitted estimator.
         """
         return self._fit(X, y, sample_weight)
-
-    @fit_context
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Continue the stream for every configuration and select again.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Inputs.
-        y : array-like of shape (n_samples,)
-            Class labels, all among ``classes``.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes; required on the first call.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        if not hasattr(self, "thetas_") and classes is None:
-            raise ValueError(
-                "classes must be passed on the first call to partial_fit, e.g. "
-                "partial_fit(X, y, classes=np.unique(y_all))."
-            )
-        return self._partial_fit(X, y, sample_weight, classes=classes)

@@ -12,11 +12,14 @@ Design
 * Only the parameters Theta and b are the model. The weights psi(Theta) are kept in
   factored form per row j: ``omega_ji = scale_j * num_ji`` where ``num`` is a bounded
   per-coordinate term and ``scale`` comes from a normalizer ``norm_j = sum_i den_ji``.
+  EG+- keeps its two exponentials apart, ``num = e^{theta - shift}`` and
+  ``den = e^{-theta - shift}``: omega = scale (num - den), norm = sum (num + den).
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
-* Exponential terms (softmax, eg_pm, exp) follow a small step d = eta (y_hat - y) x_i
-  multiplicatively, e^{theta - d} = e^theta e^{-d} with e^{-d} = cosh d - sinh d
-  from short series, so a trial calls no exp; a large step recomputes the terms.
+* Exponential terms (softmax, eg_pm, exp) follow a step d = eta (y_hat - y) x_i
+  multiplicatively, e^{theta - d} = e^theta e^{-d}, a product that adds no
+  cancellation; e^{-+d} = cosh d -+ sinh d come from short series for |d| <= 1/4, so
+  a trial calls no exp (a dense row takes larger steps by recomputing its terms).
 * A dense row is recomputed from theta (shift and normalizer included) after a large
   step, after RENEW_DENSE small ones, or always for pnorm. A CSR row updates only its
   nnz terms and the normalizer incrementally; the row is recomputed in O(n) only when
@@ -213,20 +216,56 @@ cdef extern from *:
         return m[2] > m[0] ? m[2] : m[0];
     }
 
-    /* cosh d and sinh d for |d| <= GA_STEP_MAX by their Taylor series (error
-       < 1e-18): the factors e^{-d} = c - s of a multiplicative update. */
-    #define GA_STEP_MAX 0.0625
+    /* e^{-d}, and cosh d and sinh d, for |d| <= GA_STEP_MAX by their Taylor series
+       to degree 13 (error < 1e-19) in Estrin's scheme (short dependency chains):
+       the factors of a multiplicative update. */
+    #define GA_STEP_MAX 0.25
+    static inline double ga_exp_small(double d) {
+        double u = -d, u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
+        return (((1.0 + u) + u2 * (1.0 / 2 + u * (1.0 / 6)))
+                + u4 * ((1.0 / 24 + u * (1.0 / 120)) + u2 * (1.0 / 720 + u * (1.0 / 5040))))
+               + u8 * (((1.0 / 40320 + u * (1.0 / 362880))
+                        + u2 * (1.0 / 3628800 + u * (1.0 / 39916800)))
+                       + u4 * (1.0 / 479001600 + u * (1.0 / 6227020800.0)));
+    }
+
     static inline void ga_cosh_sinh(double d, double* c, double* s) {
-        double d2 = d * d;
-        *c = 1.0 + d2 * (0.5 + d2 * (1.0 / 24 + d2 * (1.0 / 720 + d2 * (1.0 / 40320))));
-        *s = d * (1.0 + d2 * (1.0 / 6 + d2 * (1.0 / 120 + d2 * (1.0 / 5040
-                                                             + d2 * (1.0 / 362880)))));
+        double d2 = d * d, d4 = d2 * d2, d8 = d4 * d4;
+        *c = ((1.0 + d2 * (1.0 / 2)) + d4 * (1.0 / 24 + d2 * (1.0 / 720)))
+             + d8 * ((1.0 / 40320 + d2 * (1.0 / 3628800)) + d4 * (1.0 / 479001600));
+        *s = d * (((1.0 + d2 * (1.0 / 6)) + d4 * (1.0 / 120 + d2 * (1.0 / 5040)))
+                  + d8 * ((1.0 / 362880 + d2 * (1.0 / 39916800))
+                          + d4 * (1.0 / 6227020800.0)));
     }
 
     /* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
        num *= e^{-d} (softmax, exp: den is num); returns the new sum of num. */
     GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
                                          double step, const double* x, Py_ssize_t n) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d;
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                d = step * x[q + l];
+                theta[q + l] -= d;
+                num[q + l] *= ga_exp_small(d);
+                total[l] += num[q + l];
+            }
+        for (; q < n; q++) {
+            d = step * x[q];
+            theta[q] -= d;
+            num[q] *= ga_exp_small(d);
+            total[0] += num[q];
+        }
+        return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
+    /* The same for EG+-: e^{+-theta - shift} (num, den) scale by e^{-+d} = c -+ s;
+       returns the new sum of num + den. */
+    GA_SIMD static double ga_scale_pm_terms(double* restrict theta, double* restrict num,
+                                            double* restrict den, double step,
+                                            const double* x, Py_ssize_t n) {
         double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
         Py_ssize_t q = 0;
         int l;
@@ -236,46 +275,32 @@ cdef extern from *:
                 theta[q + l] -= d;
                 ga_cosh_sinh(d, &c, &s);
                 num[q + l] *= c - s;
-                total[l] += num[q + l];
+                den[q + l] *= c + s;
+                total[l] += num[q + l] + den[q + l];
             }
         for (; q < n; q++) {
             d = step * x[q];
             theta[q] -= d;
             ga_cosh_sinh(d, &c, &s);
             num[q] *= c - s;
-            total[0] += num[q];
+            den[q] *= c + s;
+            total[0] += num[q] + den[q];
         }
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
-    /* The same for EG+-: e^{+-theta - shift} scale by e^{-+d}, so num = e^+ - e^- and
-       den = e^+ + e^- turn by a hyperbolic rotation; returns the new sum of den. */
-    GA_SIMD static double ga_rotate_terms(double* restrict theta, double* restrict num,
-                                          double* restrict den, double step,
-                                          const double* x, Py_ssize_t n) {
-        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s, old_num;
+    /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
+    GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double* x,
+                                      Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
         Py_ssize_t q = 0;
         int l;
-        for (; q + 4 <= n; q += 4)
-            for (l = 0; l < 4; l++) {
-                d = step * x[q + l];
-                theta[q + l] -= d;
-                ga_cosh_sinh(d, &c, &s);
-                old_num = num[q + l];
-                num[q + l] = c * old_num - s * den[q + l];
-                den[q + l] = c * den[q + l] - s * old_num;
-                total[l] += den[q + l];
-            }
-        for (; q < n; q++) {
-            d = step * x[q];
-            theta[q] -= d;
-            ga_cosh_sinh(d, &c, &s);
-            old_num = num[q];
-            num[q] = c * old_num - s * den[q];
-            den[q] = c * den[q] - s * old_num;
-            total[0] += den[q];
-        }
-        return (total[0] + total[1]) + (total[2] + total[3]);
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += (a[q + l] - b[q + l]) * x[q + l];
+        for (; q < n; q++)
+            s[0] += (a[q] - b[q]) * x[q];
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
     /* Weight terms of n parameters (DESIGN.md table): omega_i = scale * num_i and
@@ -290,12 +315,9 @@ cdef extern from *:
     GA_SIMD static void ga_eg_pm_terms(const double* theta, double* num, double* den,
                                        double shift, Py_ssize_t n) {
         Py_ssize_t q;
-        double plus, minus;
         for (q = 0; q < n; q++) {
-            plus = ga_exp(theta[q] - shift);
-            minus = ga_exp(-theta[q] - shift);
-            num[q] = plus - minus;
-            den[q] = plus + minus;
+            num[q] = ga_exp(theta[q] - shift);
+            den[q] = ga_exp(-theta[q] - shift);
         }
     }
 
@@ -336,11 +358,14 @@ cdef extern from *:
     void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
                         double p, Py_ssize_t n) noexcept nogil
     double GA_STEP_MAX
+    double ga_exp_small(double d) noexcept nogil
     void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
                           Py_ssize_t n) noexcept nogil
-    double ga_rotate_terms(double* theta, double* num, double* den, double step,
-                           const double* x, Py_ssize_t n) noexcept nogil
+    double ga_scale_pm_terms(double* theta, double* num, double* den, double step,
+                             const double* x, Py_ssize_t n) noexcept nogil
+    double ga_dot_diff(const double* a, const double* b, const double* x,
+                       Py_ssize_t n) noexcept nogil
 
 from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
                         pow, isfinite, INFINITY)
@@ -388,6 +413,8 @@ ctypedef fused index_t:
 # Recompute a row's weights from theta when its shift is this far from the maximum
 # (e^30 ~ 1e13 leaves ample headroom before overflow) ...
 cdef double SHIFT_SLACK = 30.0
+cdef double TERM_HIGH = exp(SHIFT_SLACK)
+cdef double TERM_LOW = exp(-SHIFT_SLACK)
 # ... or when incremental normalizer updates moved this many times its current value
 # (bounds the relative rounding error of the running sum by ~1e-13) ...
 cdef double MASS_LIMIT = 1024.0
@@ -398,6 +425,8 @@ cdef Py_ssize_t TOUCH_LIMIT = 32
 # multiplication (e^{theta - d} = e^theta e^{-d}, no exp call); a dense row is
 # recomputed from theta every RENEW_DENSE such updates so rounding cannot build up.
 cdef double RENEW_DENSE = 64.0
+# A multiplied term below this is recomputed from theta (0 would stay 0).
+cdef double UNDERFLOW = 1e-300
 
 
 cdef struct State:
@@ -412,7 +441,7 @@ cdef struct State:
     double* theta       # k x n parameters
     double* num         # k x n weight numerators (aliases theta for identity)
     double* den         # k x n normalizer terms (aliases num for softmax)
-    double* norm        # k   sum_i den_ji
+    double* norm        # k   sum_i den_ji (EG+-: sum_i num_ji + den_ji)
     double* shift       # k   reference maximum of theta (or |theta|)
     double* scale       # k   omega_ji = scale_j * num_ji
     double* mass        # k   |changes| of norm since the last recompute
@@ -447,13 +476,6 @@ cdef inline bint _normalized(int psi) noexcept nogil:
 cdef inline bint _geodesic(int psi) noexcept nogil:
     """Weights on a manifold updated along geodesics (KMWW Examples 2, 3)."""
     return psi == PSI_SPHERE or psi == PSI_SIMPLEX
-
-
-cdef inline double _shift_value(State* s, double theta) noexcept nogil:
-    """The quantity whose row maximum is the shift: theta (softmax) or |theta|."""
-    if s.psi == PSI_SOFTMAX:
-        return theta
-    return fabs(theta)
 
 
 cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
@@ -505,6 +527,8 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
     s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
+    if s.psi == PSI_EG_PM:
+        s.norm[j] += ga_sum(s.num + base, s.n)
     s.mass[j] = 0.0
     s.age[j] = 0.0
     _set_scale(s, j)
@@ -581,6 +605,23 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     return loss
 
 
+cdef inline double _sparse_dot_diff(const double* a, const double* b,
+                                    const double* x_val, const index_t* x_ind,
+                                    Py_ssize_t nnz) noexcept nogil:
+    """sum_q (a - b)[x_ind[q]] x_val[q]: the EG+- dot product (weights e^+ - e^-)."""
+    cdef Py_ssize_t q = 0, i
+    cdef double s0 = 0.0, s1 = 0.0
+    while q + 2 <= nnz:
+        i = x_ind[q]
+        s0 += (a[i] - b[i]) * x_val[q]
+        i = x_ind[q + 1]
+        s1 += (a[i] - b[i]) * x_val[q + 1]
+        q += 2
+    if q < nnz:
+        s0 += (a[x_ind[q]] - b[x_ind[q]]) * x_val[q]
+    return s0 + s1
+
+
 cdef inline double _sparse_dot(const double* w, const double* x_val,
                                const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """sum_q w[x_ind[q]] x_val[q] with four partial sums (shorter dependency chain)."""
@@ -599,9 +640,9 @@ cdef inline double _sparse_dot(const double* w, const double* x_val,
 
 
 cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
-    """Whether this update may scale the terms instead of recomputing them."""
+    """Whether a CSR update may scale the exponential terms instead of recomputing."""
     return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
-            and fabs(step) * x_top <= GA_STEP_MAX)
+            and fabs(step) * x_top <= SHIFT_SLACK)
 
 
 cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x,
@@ -609,13 +650,14 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
     """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
     cdef Py_ssize_t base = j * s.n
     cdef double total
-    if not _multiplicative(s, step, x_top) or s.age[j] >= RENEW_DENSE:
+    if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
+            or s.age[j] >= RENEW_DENSE):
         ga_axpy(s.theta + base, step, x, s.n)
         _recompute_row(s, j)
         return
     if s.psi == PSI_EG_PM:
-        total = ga_rotate_terms(s.theta + base, s.num + base, s.den + base, step, x,
-                                s.n)
+        total = ga_scale_pm_terms(s.theta + base, s.num + base, s.den + base, step, x,
+                                  s.n)
     else:
         total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
     s.age[j] += 1.0
@@ -623,7 +665,24 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
         return
     s.norm[j] = total
     # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
-    if not exp(-SHIFT_SLACK) < total < exp(SHIFT_SLACK):
+    if not TERM_LOW < total < TERM_HIGH:
+        _recompute_row(s, j)
+    else:
+        _set_scale(s, j)
+
+
+cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
+                                         double mass, double top) noexcept nogil:
+    """Add a CSR update's change to row j's normalizer; recompute the row if needed.
+
+    A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
+    shift is stale; many changes summed into the normalizer may have eaten its
+    precision: then the row is recomputed from theta.
+    """
+    s.norm[j] += total
+    s.mass[j] += mass
+    if (top > TERM_HIGH or not s.norm[j] > TERM_LOW
+            or s.mass[j] > MASS_LIMIT * s.norm[j]):
         _recompute_row(s, j)
     else:
         _set_scale(s, j)
@@ -634,57 +693,87 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
                              double x_top) noexcept nogil:
     """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
 
-    The new terms are computed into row buffers, by multiplication for small steps
-    or else from the gathered theta (so the exponentials vectorize), then scattered;
-    the normalizer is updated by their change.
+    Exponential terms are scaled in place (EG+-: for small steps); otherwise the
+    terms are computed from the gathered theta (so the exponentials vectorize) and
+    scattered. The normalizer is updated by their change.
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
-    cdef double top = 0.0, old, d, c, sh, total = 0.0, mass = 0.0
+    cdef double top = 0.0, old, new, d, c, sh, down, up, total = 0.0, mass = 0.0
+    cdef bint small
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
         return
-    if _multiplicative(s, step, x_top):
+    if _multiplicative(s, step, x_top) and s.psi != PSI_EG_PM:
+        # One pass: e^{theta - shift} scales by e^{-d} (den is num), a product that
+        # adds no cancellation at any step size. A term that underflowed is
+        # recomputed from theta, so that it can grow back.
+        small = fabs(step) * x_top <= GA_STEP_MAX
         for q in range(nnz):
             i = base + x_ind[q]
             d = step * x_val[q]
             s.theta[i] -= d
-            ga_cosh_sinh(d, &c, &sh)
-            if s.psi == PSI_EG_PM:
-                s.row_num[q] = c * s.num[i] - sh * s.den[i]
-                s.row_den[q] = c * s.den[i] - sh * s.num[i]
+            old = s.num[i]
+            if old < UNDERFLOW:
+                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
             else:
-                s.row_num[q] = s.num[i] * (c - sh)
-    else:
+                s.num[i] = old * (ga_exp_small(d) if small else ga_exp(-d))
+            total += s.num[i] - old
+            mass += s.num[i] + old
+            if s.num[i] > top:
+                top = s.num[i]
+        if _normalized(s.psi):
+            _renormalize_sparse_row(s, j, total, mass, top)
+        return
+    if _multiplicative(s, step, x_top):
+        # The same for EG+-: e^{theta - shift} (num) scales by e^{-d} and
+        # e^{-theta - shift} (den) by e^{d}.
+        small = fabs(step) * x_top <= GA_STEP_MAX
         for q in range(nnz):
-            i = x_ind[q]
-            theta[i] -= step * x_val[q]
-            s.row_theta[q] = theta[i]
-        _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
+            i = base + x_ind[q]
+            d = step * x_val[q]
+            s.theta[i] -= d
+            if small:
+                ga_cosh_sinh(d, &c, &sh)
+                down, up = c - sh, c + sh
+            else:
+                down = ga_exp(-d)
+                up = 1.0 / down
+            old = s.num[i] + s.den[i]
+            if s.num[i] < UNDERFLOW or s.den[i] < UNDERFLOW:
+                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
+                s.den[i] = ga_exp(-s.theta[i] - s.shift[j])
+            else:
+                s.num[i] *= down
+                s.den[i] *= up
+            new = s.num[i] + s.den[i]
+            total += new - old
+            mass += new + old
+            if new > top:
+                top = new
+        _renormalize_sparse_row(s, j, total, mass, top)
+        return
+    for q in range(nnz):
+        i = x_ind[q]
+        theta[i] -= step * x_val[q]
+        s.row_theta[q] = theta[i]
+    _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
     if not _normalized(s.psi):
         for q in range(nnz):
             s.num[base + x_ind[q]] = s.row_num[q]
         return
     for q in range(nnz):
         i = base + x_ind[q]
-        old = s.den[i]
+        old = s.den[i] + (s.num[i] if s.psi == PSI_EG_PM else 0.0)
         s.num[i] = s.row_num[q]
         s.den[i] = s.row_den[q]
-        total += s.row_den[q] - old
-        mass += fabs(s.row_den[q]) + fabs(old)
-        if s.row_den[q] > top:
-            top = s.row_den[q]
-    s.norm[j] += total
-    s.mass[j] += mass
-    # A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
-    # shift is stale; many changes summed into the normalizer may have eaten its
-    # precision: then the row is recomputed.
-    if (top > exp(SHIFT_SLACK) or not s.norm[j] > exp(-SHIFT_SLACK)
-            or s.mass[j] > MASS_LIMIT * s.norm[j]):
-        _recompute_row(s, j)
-    else:
-        _set_scale(s, j)
+        new = s.row_den[q] + (s.row_num[q] if s.psi == PSI_EG_PM else 0.0)
+        total += new - old
+        mass += fabs(new) + fabs(old)
+        if new > top:
+            top = new
+    _renormalize_sparse_row(s, j, total, mass, top)
 
 
 # -- Options of issue 6: GA^Y, GA_L, implicit, natural and geodesic updates ----------
@@ -698,12 +787,12 @@ cdef int IMPLICIT_MAX_STEPS = 200
 
 cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:
     """omega_ji / scale_j of a coordinate, from its terms num and den."""
-    return num
+    return num - den if s.psi == PSI_EG_PM else num
 
 
 cdef inline double _normalizer_term(State* s, double num, double den) noexcept nogil:
     """A coordinate's term of the normalizer norm_j (EG+-: 2 cosh(theta) e^-shift)."""
-    return den
+    return num + den if s.psi == PSI_EG_PM else den
 
 
 cdef double _row_dot(State* s, Py_ssize_t j, const double* x_val, const index_t* x_ind,
@@ -1114,6 +1203,10 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     for j in range(s.k):
         if s.dot_ready:
             dot = s.dot[j]
+        elif s.psi == PSI_EG_PM and dense:
+            dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
+        elif s.psi == PSI_EG_PM:
+            dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
@@ -1153,7 +1246,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
 cdef bint _state_finite(State* s) noexcept nogil:
     cdef Py_ssize_t q
     for q in range(s.k * s.n):
-        if not isfinite(s.theta[q]) or not isfinite(s.num[q]):
+        if (not isfinite(s.theta[q]) or not isfinite(s.num[q])
+                or not isfinite(s.den[q])):
             return False
     for q in range(s.k):
         if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
@@ -1320,5 +1414,7 @@ cdef class TrialLoop:
         import numpy as np
 
         out = np.asarray(self.num).copy()
+        if self.s.psi == PSI_EG_PM:
+            out -= np.asarray(self.den)
         out *= np.asarray(self.buffers[2 * self.s.k:3 * self.s.k])[:, None]
         return out

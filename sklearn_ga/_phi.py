@@ -1,16 +1,18 @@
 """Registry of transfer functions phi and their matching losses (KW01 eq. 2, 16).
 
 Each entry is defined here once, with its kernel code, the vectorized transfer
-``phi(a)``, the matching loss computed from the activation ``a`` (exact at the edges
-of the range, where ``phi(a)`` saturates), and the range of targets it can match.
-Coordinate-wise functions act on each output; softmax acts on rows.
+``phi(a)``, its potential P_phi (phi = grad P_phi), the matching loss computed from the
+activation ``a`` (exact at the edges of the range, where ``phi(a)`` saturates) and from
+the prediction ``phi(a)``, an inverse, the range of targets it can match and the
+constant c_phi of KW01 eq. (29). Coordinate-wise functions act on each output;
+softmax acts on rows.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, log_softmax, logit, softmax, xlogy
+from scipy.special import expit, log_softmax, logit, logsumexp, rel_entr, softmax, xlogy
 
 from ._kernel import PhiCode
 
@@ -30,7 +32,7 @@ def _half_log1p_square(a):
     # 0.5 * log(1 + a^2) without overflow for huge |a|.
     big = np.abs(a) > 1
     safe = np.where(big, a, 1.0)
-    return np.where(big, np.log(np.abs(safe)) + 0.5 * np.log1p(1 / safe**2),
+    return np.where(big, np.log(np.abs(safe)) + 0.5 * np.log1p((1 / safe) ** 2),
                     0.5 * np.log1p(np.where(big, 0.0, a) ** 2))
 
 
@@ -68,9 +70,58 @@ def _sign(a):
     return np.where(a > 0, 1.0, -1.0)
 
 
+# Potentials P_phi with phi = grad P_phi (KW01 eq. 2; DESIGN.md table).
+
+
+def _potential_identity(a):
+    return 0.5 * a**2
+
+
+def _potential_tanh(a):
+    # ln cosh a = |a| + ln(1 + e^{-2|a|}) - ln 2, finite for huge |a|.
+    return np.abs(a) + np.log1p(np.exp(-2 * np.abs(a))) - np.log(2.0)
+
+
+def _potential_arctan(a):
+    return a * np.arctan(a) - _half_log1p_square(a)
+
+
+def _potential_softmax(a):
+    return logsumexp(a, axis=-1, keepdims=True)
+
+
+# Matching losses from the predictions y_hat = phi(a); rel_entr gives 0 ln 0 = 0 and
+# y ln(y / 0) = inf, the conventions of KW01 Example 2.
+
+
+def _prediction_loss_logistic(y, y_hat):
+    return rel_entr(y, y_hat) + rel_entr(1 - y, 1 - y_hat)
+
+
+def _prediction_loss_tanh(y, y_hat):
+    return 0.5 * (rel_entr(1 + y, 1 + y_hat) + rel_entr(1 - y, 1 - y_hat))
+
+
+def _prediction_loss_arctan(y, y_hat):
+    return (y_hat - y) * np.tan(y_hat) + np.log(np.cos(y_hat) / np.cos(y))
+
+
+def _prediction_loss_exp(y, y_hat):
+    return rel_entr(y, y_hat) - y + y_hat
+
+
+def _prediction_loss_softmax(y, y_hat):
+    return np.sum(rel_entr(y, y_hat), axis=-1, keepdims=True)
+
+
+def _log(y):
+    with np.errstate(divide="ignore"):
+        return np.log(y)
+
+
 @dataclass(frozen=True)
 class TransferFunction:
-    """A transfer function phi with its matching loss.
+    """A transfer function phi with its potential and matching loss.
 
     Attributes
     ----------
@@ -80,9 +131,18 @@ class TransferFunction:
         Kernel dispatch code.
     transfer : callable
         ``transfer(A)`` maps activations of shape (m, k) to predictions.
+    potential : callable
+        ``potential(A)``: P_phi of each entry (for softmax, of each row), with
+        phi = grad P_phi.
     loss : callable
         ``loss(Y, A)`` is the matching loss L_phi(y, phi(a)) of each entry (for
-        softmax, of each row), computed from the activations.
+        softmax, of each row), computed from the activations (KW01 eq. 16).
+    prediction_loss : callable or None
+        ``prediction_loss(Y, Y_hat)``, the same loss from the predictions (``None``
+        for sign, whose predictions do not determine the loss).
+    inverse : callable or None
+        ``inverse(Y)``, an activation a with phi(a) = y (for softmax, the one with
+        ``a = ln y``; ``None`` for sign).
     low, high : float
         Range of the targets.
     closed : bool
@@ -90,34 +150,37 @@ class TransferFunction:
     regression, classification : bool
         Which estimators accept it.
     c : float or None
-        c_phi of KW01 eq. (29), the largest slope of phi (``inf`` when unbounded,
-        ``None`` for sign, which has no derivative to bound).
-    inverse : callable or None
-        ``inverse(v)`` is phi^-1(v) for v inside the range, for coordinate-wise
-        increasing phi (``None`` for softmax and sign); clipping predictions to
-        [-Y, Y] (GA^Y) clips activations to its image.
+        c_phi of KW01 eq. (29): ``sup ||y - y_hat||^2 / (2 L_phi(y, y_hat))``
+        (``inf`` when unbounded, ``None`` for sign, which has no matching loss in
+        the sense of eq. 2).
     """
 
     name: str
     code: int
     transfer: Callable
+    potential: Callable
     loss: Callable
+    prediction_loss: Callable | None
+    inverse: Callable | None
     low: float
     high: float
     closed: bool
     regression: bool
     classification: bool
     c: float | None
-    inverse: Callable | None = None
 
     def sample_loss(self, Y, A):
         """Matching loss summed over outputs: one value per sample."""
         return np.sum(self.loss(Y, A), axis=1)
 
     def activation_bounds(self, Y):
-        """[low, high] for activations whose predictions phi(a) lie in [-Y, Y]."""
-        low = self.inverse(-Y) if -Y > self.low else -np.inf
-        high = self.inverse(Y) if Y < self.high else np.inf
+        """[low, high] for activations whose predictions phi(a) lie in [-Y, Y].
+
+        Clipping predictions to [-Y, Y] (GA^Y, KW01 §4) clips the activations of a
+        coordinate-wise increasing phi to this interval.
+        """
+        low = self.inverse(np.array(-Y)) if -Y > self.low else -np.inf
+        high = self.inverse(np.array(Y)) if Y < self.high else np.inf
         return float(low), float(high)
 
     def range_text(self):
@@ -126,16 +189,19 @@ class TransferFunction:
         left, right = ("[", "]") if self.closed else ("(", ")")
         return f"{left}{self.low:.6g}, {self.high:.6g}{right}"
 
+    def in_range(self, values):
+        """Whether all values lie in the range of phi (softmax: along the last axis)."""
+        if self.name == "softmax":
+            return bool(values.ndim >= 1 and values.shape[-1] >= 2
+                        and np.all(values >= 0)
+                        and np.allclose(values.sum(axis=-1), 1.0, rtol=0, atol=1e-9))
+        if self.closed:
+            return bool(np.all((values >= self.low) & (values <= self.high)))
+        return bool(np.all((values > self.low) & (values < self.high)))
+
     def check_targets(self, Y):
         """Raise ValueError if targets Y (m, k) lie outside the range of phi."""
-        if self.name == "softmax":
-            ok = (Y.shape[1] >= 2 and np.all(Y >= 0)
-                  and np.allclose(Y.sum(axis=1), 1.0, rtol=0, atol=1e-9))
-        elif self.closed:
-            ok = np.all((Y >= self.low) & (Y <= self.high))
-        else:
-            ok = np.all((Y > self.low) & (Y < self.high))
-        if not ok:
+        if not self.in_range(Y):
             raise ValueError(
                 f"phi={self.name!r} predicts values in {self.range_text()}, but y has "
                 f"values in [{Y.min():.6g}, {Y.max():.6g}]"
@@ -149,24 +215,38 @@ PHI = {
     entry.name: entry
     for entry in [
         TransferFunction("identity", PhiCode.PHI_IDENTITY, lambda a: a.copy(),
-                         _loss_identity, -np.inf, np.inf, True, True, False, 1.0,
-                         lambda v: v),
-        TransferFunction("logistic", PhiCode.PHI_LOGISTIC, expit, _loss_logistic,
-                         0.0, 1.0, True, True, True, 0.25, logit),
-        TransferFunction("tanh", PhiCode.PHI_TANH, np.tanh, _loss_tanh,
-                         -1.0, 1.0, True, True, True, 1.0, np.arctanh),
-        TransferFunction("arctan", PhiCode.PHI_ARCTAN, np.arctan, _loss_arctan,
-                         -np.pi / 2, np.pi / 2, False, True, False, 1.0, np.tan),
-        TransferFunction("exp", PhiCode.PHI_EXP, np.exp, _loss_exp,
-                         0.0, np.inf, True, True, False, np.inf, np.log),
+                         _potential_identity, _loss_identity, _loss_identity,
+                         lambda y: y.copy(), -np.inf, np.inf, True, True, False, 1.0),
+        # c = sup phi' = 1/4 (KW01 Example 6, one-dimensional case).
+        TransferFunction("logistic", PhiCode.PHI_LOGISTIC, expit, _softplus,
+                         _loss_logistic, _prediction_loss_logistic, logit,
+                         0.0, 1.0, True, True, True, 0.25),
+        # c = sup tanh' = tanh'(0) = 1. HKW Table I prints 1/2 for tanh; the ratio of
+        # eq. (29) tends to 1 near y = y_hat = 0, so 1/2 is too small.
+        TransferFunction("tanh", PhiCode.PHI_TANH, np.tanh, _potential_tanh,
+                         _loss_tanh, _prediction_loss_tanh, np.arctanh,
+                         -1.0, 1.0, True, True, True, 1.0),
+        TransferFunction("arctan", PhiCode.PHI_ARCTAN, np.arctan, _potential_arctan,
+                         _loss_arctan, _prediction_loss_arctan, np.tan,
+                         -np.pi / 2, np.pi / 2, False, True, False, 1.0),
+        # The ratio of eq. (29) is about y_hat for large y, y_hat: no finite c.
+        TransferFunction("exp", PhiCode.PHI_EXP, np.exp, np.exp, _loss_exp,
+                         _prediction_loss_exp, _log, 0.0, np.inf, True, True, False,
+                         np.inf),
+        # c = 1/2, not the 1/4 of KW01 Example 6: near y = y_hat = (1/2, 1/2) the
+        # ratio of eq. (29) tends to 1/2. Pinsker's inequality gives
+        # L >= ||y - y_hat||_1^2 / 2 >= ||y - y_hat||_2^2 (the entries of y - y_hat
+        # sum to 0), hence c <= 1/2; Example 6's L >= 2 ||y - y_hat||_2^2 is false.
         TransferFunction("softmax", PhiCode.PHI_SOFTMAX,
-                         lambda a: softmax(a, axis=-1), _loss_softmax,
+                         lambda a: softmax(a, axis=-1), _potential_softmax,
+                         _loss_softmax, _prediction_loss_softmax, _log,
                          0.0, 1.0, True, True, True, 0.5),
-        TransferFunction("sign", PhiCode.PHI_SIGN, _sign, _loss_sign,
-                         -1.0, 1.0, True, False, True, None),
+        # Perceptron / normalized Winnow: the linear hinge loss (slides), half the
+        # divergence of the potential |a|; no eq. (29) constant.
+        TransferFunction("sign", PhiCode.PHI_SIGN, _sign, np.abs, _loss_sign, None,
+                         None, -1.0, 1.0, True, False, True, None),
     ]
 }
 
 REGRESSION_PHI = sorted(name for name, phi in PHI.items() if phi.regression)
 CLASSIFICATION_PHI = sorted(name for name, phi in PHI.items() if phi.classification)
-

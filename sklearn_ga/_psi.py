@@ -1,8 +1,14 @@
 """Registry of parameterization functions psi: the weights are Omega = psi(Theta).
 
-Each entry is defined here once, with its kernel code and a vectorized NumPy
-formula used for ``coef_``. Formulas: KW01 §3 and Examples 2, 5; HKW §III (EG±);
-DESIGN.md table. psi acts on each row of Theta (k x n) independently.
+Each entry is defined here once, with its kernel code, a vectorized NumPy formula
+used for ``coef_``, its potential P_psi, its matching divergence Delta_psi (KW01
+eq. 19) and the bound b_{X,psi} of eq. (28). Formulas: KW01 §3 and Examples 2, 5; HKW
+§III (EG±); DESIGN.md table. psi acts on each row of Theta (k x n) independently.
+
+EG± is EG on the inputs x' = U (x, -x) with parameters (theta, -theta) (HKW §III):
+its potential is ln sum_j (e^theta_j + e^-theta_j), whose gradient is the weights
+divided by U; its divergence is the relative entropy between the 2n EG weights,
+and U enters Theorem 3 through b = U^2 max ||x||_inf^2.
 
 The geodesic entries (``sphere``, ``simplex``) keep weights on a manifold and move
 them along its geodesics (KMWW Examples 2, 3) instead of by the additive step of
@@ -14,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import softmax
+from scipy.special import log_softmax, logsumexp, softmax
 
 from ._kernel import PsiCode
 
@@ -62,18 +68,79 @@ def _simplex(theta, U, p):
     return _sphere(theta, 1.0, p) ** 2
 
 
+# Potentials P_psi of each row (psi = grad P_psi; for eg_pm, psi / U) and the
+# divergences Delta_psi(theta_tilde, theta) = P(theta_tilde) - P(theta)
+# - (theta_tilde - theta) . grad P(theta) of KW01 eq. (19), in closed forms that stay
+# accurate where the exponentials would overflow.
+
+
+def _mirror(theta):
+    return np.concatenate([theta, -theta], axis=-1)
+
+
+def _potential_identity(theta, U, p):
+    return 0.5 * np.sum(theta**2, axis=-1)
+
+
+def _potential_softmax(theta, U, p):
+    return logsumexp(theta, axis=-1)
+
+
+def _potential_eg_pm(theta, U, p):
+    return logsumexp(_mirror(theta), axis=-1)
+
+
+def _potential_exp(theta, U, p):
+    return np.sum(np.exp(theta), axis=-1)
+
+
+def _potential_pnorm(theta, U, p):
+    return 0.5 * np.sum(np.abs(theta) ** p, axis=-1) ** (2 / p)
+
+
+def _divergence_identity(theta_tilde, theta, U, p):
+    return 0.5 * np.sum((theta_tilde - theta) ** 2, axis=-1)
+
+
+def _divergence_softmax(theta_tilde, theta, U, p):
+    # KW01 Example 2: sum_j sigma_j(theta) ln(sigma_j(theta) / sigma_j(theta_tilde)).
+    return np.sum(softmax(theta, axis=-1)
+                  * (log_softmax(theta, axis=-1) - log_softmax(theta_tilde, axis=-1)),
+                  axis=-1)
+
+
+def _divergence_eg_pm(theta_tilde, theta, U, p):
+    return _divergence_softmax(_mirror(theta_tilde), _mirror(theta), U, p)
+
+
+def _divergence_exp(theta_tilde, theta, U, p):
+    # sum_j e^theta_j (e^d - 1 - d) with d = theta_tilde - theta, i.e. the
+    # unnormalized relative entropy sum_j (w_j ln(w_j / w~_j) + w~_j - w_j).
+    d = theta_tilde - theta
+    return np.sum(np.exp(theta) * (np.expm1(d) - d), axis=-1)
+
+
+def _divergence_pnorm(theta_tilde, theta, U, p):
+    # Slides: ||theta~||_p^2 / 2 + ||theta||_p^2 / 2 - theta~ . psi(theta), using
+    # theta . psi(theta) = ||theta||_p^2.
+    return (_potential_pnorm(theta_tilde, U, p) + _potential_pnorm(theta, U, p)
+            - np.sum(theta_tilde * _pnorm(theta, U, p), axis=-1))
+
+
 def _row_norms(X, order):
     """max over rows of ||x||_order (dense or CSR)."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         if order == np.inf:
             return float(abs(X).max()) if X.nnz else 0.0
-        return float(np.max(np.asarray(abs(X).power(order).sum(axis=1))) ** (1 / order))
+        return float(np.max(np.asarray(abs(X).power(order).sum(axis=1)))) ** (1 / order)
     return float(np.max(np.linalg.norm(X, ord=order, axis=1)))
 
 
 def _b_identity(X, U, p):
-    return _row_norms(X, 2) ** 2
+    # max ||x||_2^2, summed directly so that integer inputs give exact values.
+    squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.sum(X * X, axis=1)
+    return float(np.max(squares))
 
 
 def _b_softmax(X, U, p):
@@ -120,6 +187,13 @@ class Parameterization:
         Kernel dispatch code.
     weights : callable
         ``weights(theta, U, p)`` returns psi applied to each row of ``theta``.
+    potential : callable or None
+        ``potential(theta, U, p)``: P_psi of each row (psi = grad P_psi; for
+        ``eg_pm``, grad P_psi = psi / U, see the module docstring). ``None`` for
+        the geodesic psi, which are no gradients of a potential.
+    divergence : callable or None
+        ``divergence(theta_tilde, theta, U, p)``: Delta_psi(theta_tilde, theta) of
+        KW01 eq. (19) for each pair of rows (``None`` for the geodesic psi).
     hyperparameters : tuple of str
         Estimator parameters the function reads (``"U"``, ``"p"``).
     constrained : bool
@@ -140,6 +214,8 @@ class Parameterization:
     name: str
     code: int
     weights: Callable
+    potential: Callable | None
+    divergence: Callable | None
     hyperparameters: tuple
     constrained: bool
     input_bound: Callable
@@ -151,22 +227,27 @@ class Parameterization:
 PSI = {
     entry.name: entry
     for entry in [
-        Parameterization("identity", PsiCode.PSI_IDENTITY, _identity, (), False,
+        Parameterization("identity", PsiCode.PSI_IDENTITY, _identity,
+                         _potential_identity, _divergence_identity, (), False,
                          _b_identity, "gradient descent (Widrow-Hoff)"),
-        Parameterization("softmax", PsiCode.PSI_SOFTMAX, _softmax, (), True, _b_softmax,
+        Parameterization("softmax", PsiCode.PSI_SOFTMAX, _softmax, _potential_softmax,
+                         _divergence_softmax, (), True, _b_softmax,
                          "EG: weights on the probability simplex"),
-        Parameterization("eg_pm", PsiCode.PSI_EG_PM, _eg_pm, ("U",), True, _b_eg_pm,
+        Parameterization("eg_pm", PsiCode.PSI_EG_PM, _eg_pm, _potential_eg_pm,
+                         _divergence_eg_pm, ("U",), True, _b_eg_pm,
                          "EG±: signed weights with l1 norm below U"),
-        Parameterization("exp", PsiCode.PSI_EXP, _exp, (), True, _b_exp,
+        Parameterization("exp", PsiCode.PSI_EXP, _exp, _potential_exp,
+                         _divergence_exp, (), True, _b_exp,
                          "EGU: unnormalized positive weights"),
-        Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, ("p",), False, _b_pnorm,
+        Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, _potential_pnorm,
+                         _divergence_pnorm, ("p",), False, _b_pnorm,
                          "p-norm algorithm (p >= 2)"),
-        Parameterization("sphere", PsiCode.PSI_SPHERE, _sphere, ("U",), True,
-                         _b_geodesic, "weights on the sphere of radius U, geodesic "
-                         "steps (KMWW Example 2)", geodesic=True, start=1.0),
-        Parameterization("simplex", PsiCode.PSI_SIMPLEX, _simplex, (), True,
-                         _b_geodesic, "weights on the probability simplex, geodesic "
-                         "steps of the Fisher metric (KMWW Example 3)", geodesic=True,
-                         start=1.0),
+        Parameterization("sphere", PsiCode.PSI_SPHERE, _sphere, None, None, ("U",),
+                         True, _b_geodesic, "weights on the sphere of radius U, "
+                         "geodesic steps (KMWW Example 2)", geodesic=True, start=1.0),
+        Parameterization("simplex", PsiCode.PSI_SIMPLEX, _simplex, None, None, (),
+                         True, _b_geodesic, "weights on the probability simplex, "
+                         "geodesic steps of the Fisher metric (KMWW Example 3)",
+                         geodesic=True, start=1.0),
     ]
 }

@@ -44,9 +44,10 @@ class GARegressor(RegressorMixin, BaseGA):
     eta : float or "theory", default="theory"
         Learning rate, > 0. ``"theory"`` sets it from KW01 Theorem 3,
         ``eta = 1 / (2 b c)``, with b of eq. (28) computed on the first batch (plus
-        1 for the intercept) and c of eq. (29): a rate that cannot diverge on data
-        like the first batch, usually within a small factor of the best rate. It
-        needs finite b and c, so ``psi="exp"`` and ``phi="exp"`` need a number.
+        1 for the intercept) and c of eq. (29) (:mod:`sklearn_ga.theory`): the rate
+        of the worst-case bound (30), which assumes later inputs obey the first
+        batch's bound; tuned rates are often several times larger. It needs finite
+        b and c, so ``psi="exp"`` and ``phi="exp"`` need a number.
         For ``psi="eg_pm"`` the rate is that of HKW's EG±, whose parameter step is
         ``eta * U * (y_hat - y) x``.
     U : float, default=1.0
@@ -115,7 +116,7 @@ class GARegressor(RegressorMixin, BaseGA):
         prediction made before each update: Loss_phi(GA, S) in the papers.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
 
     See Also

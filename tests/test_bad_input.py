@@ -13,6 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_ga import GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
+from sklearn_ga.losses import divergence, matching_loss, potential
+from sklearn_ga.theory import input_bound
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(-1, 1, size=(40, 4))
@@ -230,3 +232,20 @@ def test_one_sample_and_one_feature():
     one_feature = GARegressor(eta=0.1).fit(X[:, :1], 2 * X[:, 0])
     assert one_feature.coef_.shape == (1,)
     np.testing.assert_allclose(one_feature.coef_, [2.0], atol=1e-3)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: divergence(np.zeros((2, 3)), np.full((2, 3), np.inf), psi="softmax"),
+     "theta contains infinity"),
+    (lambda: divergence(np.zeros(3), [0.0, np.nan, 1.0], psi="eg_pm"), "NaN"),
+    (lambda: potential([np.inf, 0.0], psi="exp"), "z contains infinity"),
+    (lambda: matching_loss([0.5, np.nan], [0.5, 0.5], phi="logistic"), "NaN"),
+    (lambda: matching_loss([0.5, 2.0], [0.5, 0.5], phi="logistic"), "[0, 1]"),
+    (lambda: matching_loss([0.5], [0.5, 0.5], phi="tanh"), "shape"),
+    (lambda: matching_loss([0.5], [0.5], phi="relu"), "choose one of"),
+    (lambda: input_bound(with_value(X, (0, 0), np.nan), "identity"), "NaN"),
+], ids=["divergence-inf", "divergence-nan", "potential-inf", "loss-nan",
+        "loss-range", "loss-shape", "loss-phi", "bound-nan"])
+def test_loss_and_theory_functions_reject_bad_input(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()

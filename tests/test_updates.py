@@ -487,6 +487,16 @@ def test_sign_options_are_refused(estimator, message):
     assert not hasattr(estimator, "theta_")
 
 
+@pytest.mark.parametrize("psi", ["sphere", "simplex"])
+def test_geodesic_psi_have_no_bregman_divergence(psi):
+    from sklearn_ga.losses import divergence, potential
+
+    with pytest.raises(ValueError, match="geodesics"):
+        divergence(np.ones(3), np.ones(3), psi=psi)
+    with pytest.raises(ValueError, match="geodesics"):
+        potential(np.ones(3), psi=psi)
+
+
 @pytest.mark.parametrize("params", [{"update": "fast"}, {"loss": "hinge"}, {"Y": 0},
                                     {"Y": -1.0}, {"Y": "big"}])
 def test_invalid_option_values(params):
