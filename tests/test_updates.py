@@ -19,6 +19,7 @@ from test_reference import (
     encode,
     make_inputs,
     oracle_transfer_and_loss,
+    oracle_weights,
     regression_targets,
 )
 
@@ -35,20 +36,9 @@ STEP = 1e-30  # complex-step differentiation: exact to rounding for analytic fun
 
 def psi_weights(psi, theta, radius=U):
     """omega = psi(theta) for one row, as printed (complex theta allowed)."""
-    if psi == "identity":
-        return theta.copy()
-    if psi == "softmax":
-        return np.exp(theta) / np.exp(theta).sum()
-    if psi == "exp":
-        return np.exp(theta)
     if psi == "eg_pm":
         return radius * np.sinh(theta) / np.cosh(theta).sum()
-    if psi == "pnorm":
-        norm = np.sum(np.abs(theta) ** P) ** (1 / P)
-        if norm == 0:
-            return np.zeros_like(theta)
-        return np.sign(theta) * np.abs(theta) ** (P - 1) / norm ** (P - 2)
-    raise AssertionError(psi)
+    return oracle_weights(psi, theta)
 
 
 def psi_jacobian(psi, theta):
