@@ -177,7 +177,8 @@ class BaseGA(BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
-        return self._set_state(theta, intercept, eta=eta, U=self.U, n_iter=epoch, t=t,
+        return self._set_state(theta, intercept, loop.weights(renew=True), eta=eta,
+                               U=self.U, n_iter=epoch, t=t,
                                cumulative_loss=cumulative_loss)
 
     def _initial_parameters(self, shape):
@@ -243,11 +244,14 @@ class BaseGA(BaseEstimator):
             "StandardScaler); the model was left as it was before this call."
         )
 
-    def _set_state(self, theta, intercept, *, eta, U, n_iter, t, cumulative_loss):
+    def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
+                   cumulative_loss):
+        """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
+        computes it faster than the registry's NumPy functions)."""
         self.eta_ = eta
         self.theta_ = theta
         self.intercept_ = intercept
-        self.coef_ = self._shape_coef(PSI[self.psi].weights(theta, U, self.p))
+        self.coef_ = self._shape_coef(weights)
         self.n_iter_ = n_iter
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)

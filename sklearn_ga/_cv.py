@@ -118,7 +118,8 @@ class _GridMixin:
             "rank_test_loss": np.argsort(np.argsort(scores, kind="stable")) + 1,
         }
         self.best_index_, self.U_ = best, U
-        return self._set_state(thetas[best].copy(), intercepts[best].copy(), eta=eta,
+        return self._set_state(thetas[best].copy(), intercepts[best].copy(),
+                               PSI[self.psi].weights(thetas[best], U, self.p), eta=eta,
                                U=U, n_iter=1, t=t, cumulative_loss=losses[best])
 
     def _kfold_losses(self, X, Y, sample_weight):

@@ -129,17 +129,21 @@ cdef extern from *:
                                        double shift, double p, Py_ssize_t n) {
         Py_ssize_t q;
         double t, r, power;
-        for (q = 0; q < n; q++) {
-            t = theta[q];
-            r = fabs(t) / shift;
-            if (p == 2.0)
-                power = r;
-            else
+        if (p == 2.0)  /* sphere: no power to take (a test inside would be if-converted) */
+            for (q = 0; q < n; q++) {
+                r = theta[q] / shift;
+                num[q] = r;
+                den[q] = r * r;
+            }
+        else
+            for (q = 0; q < n; q++) {
+                t = theta[q];
+                r = fabs(t) / shift;
                 power = r < 1e-300 ? 0.0
                         : ga_exp((p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r));
-            num[q] = t < 0.0 ? -power : power;
-            den[q] = power * r;
-        }
+                num[q] = t < 0.0 ? -power : power;
+                den[q] = power * r;
+            }
     }
 
     /* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
@@ -196,24 +200,29 @@ cdef extern from *:
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
-    GA_SIMD static double ga_max(const double* v, Py_ssize_t n, int absolute) {
-        double m[4], t;
-        Py_ssize_t q = 0;
-        int l;
-        for (l = 0; l < 4; l++)
-            m[l] = absolute ? fabs(v[0]) : v[0];
-        for (; q + 4 <= n; q += 4)
-            for (l = 0; l < 4; l++) {
-                t = absolute ? fabs(v[q + l]) : v[q + l];
-                m[l] = t > m[l] ? t : m[l];
+    /* A max is not associative where NaN is involved, so GCC vectorizes it only under
+       finite math; the callers never need a NaN here (a NaN input has made the
+       activation non-finite and a NaN theta fails the state check). */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #define GA_FINITE __attribute__((optimize("finite-math-only", "no-signed-zeros")))
+    #else
+    #define GA_FINITE
+    #endif
+    GA_SIMD GA_FINITE static double ga_max(const double* v, Py_ssize_t n,
+                                           int absolute) {
+        double m = absolute ? fabs(v[0]) : v[0], t;
+        Py_ssize_t q;
+        if (absolute)
+            for (q = 1; q < n; q++) {
+                t = fabs(v[q]);
+                m = t > m ? t : m;
             }
-        for (; q < n; q++) {
-            t = absolute ? fabs(v[q]) : v[q];
-            m[0] = t > m[0] ? t : m[0];
-        }
-        m[0] = m[1] > m[0] ? m[1] : m[0];
-        m[2] = m[3] > m[2] ? m[3] : m[2];
-        return m[2] > m[0] ? m[2] : m[0];
+        else
+            for (q = 1; q < n; q++) {
+                t = v[q];
+                m = t > m ? t : m;
+            }
+        return m;
     }
 
     /* e^{-d}, and cosh d and sinh d, for |d| <= GA_STEP_MAX by their Taylor series
@@ -261,6 +270,60 @@ cdef extern from *:
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
+    /* A hint to load the cache line of p ahead of its use (the next CSR row's
+       coordinates are known one trial early, so their cache misses overlap). */
+    static inline void ga_prefetch(const void* p) {
+    #if defined(__GNUC__)
+        __builtin_prefetch(p, 1, 3);
+    #endif
+    }
+
+    /* 1 / q! for the Taylor series of the multiplicative factors below. */
+    static const double GA_INV_FACTORIAL[13] = {
+        1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+        1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600};
+
+    /* cosh d and sinh d by their Taylor series to `degree` (a constant at each call,
+       so the loops unroll), in Horner's scheme on d^2: the factors e^{-+d} = c -+ s. */
+    static inline void ga_taylor_cosh_sinh(double d, const int degree, double* c,
+                                           double* s) {
+        double d2 = d * d, even = GA_INV_FACTORIAL[degree & ~1],
+               odd = GA_INV_FACTORIAL[(degree - 1) | 1];
+        int q;
+        for (q = (degree & ~1) - 2; q >= 0; q -= 2)
+            even = even * d2 + GA_INV_FACTORIAL[q];
+        for (q = ((degree - 1) | 1) - 2; q >= 1; q -= 2)
+            odd = odd * d2 + GA_INV_FACTORIAL[q];
+        *c = even;
+        *s = odd * d;
+    }
+
+    /* down_q = e^{-d_q} and (if up is not NULL) up_q = e^{d_q} for the steps
+       d_q = step x_q, all |d_q| <= dmax. The series degree is the lowest whose
+       truncation error dmax^(degree+1) / (degree+1)! is below 2^-56 (degree 4 for
+       dmax <= 2^-10 ... 12 for dmax <= 1/4); larger steps call ga_exp. */
+    #define GA_FACTOR_LOOP(DEGREE)                                               \\
+        for (q = 0; q < n; q++) {                                                 \\
+            ga_taylor_cosh_sinh(step * x[q], DEGREE, &c, &s);                     \\
+            down[q] = c - s;                                                      \\
+            if (up) up[q] = c + s;                                                \\
+        }
+    GA_SIMD static void ga_step_factors(double step, const double* x, double* down,
+                                        double* up, Py_ssize_t n, double dmax) {
+        Py_ssize_t q;
+        double c, s;
+        if (dmax <= 0x1p-10) { GA_FACTOR_LOOP(4) }
+        else if (dmax <= 0x1p-7) { GA_FACTOR_LOOP(6) }
+        else if (dmax <= 0x1p-5) { GA_FACTOR_LOOP(8) }
+        else if (dmax <= 0x1p-3) { GA_FACTOR_LOOP(10) }
+        else if (dmax <= 0x1p-2) { GA_FACTOR_LOOP(12) }
+        else
+            for (q = 0; q < n; q++) {
+                down[q] = ga_exp(-step * x[q]);
+                if (up) up[q] = ga_exp(step * x[q]);
+            }
+    }
+
     /* The same for EG+-: e^{+-theta - shift} (num, den) scale by e^{-+d} = c -+ s;
        returns the new sum of num + den. */
     GA_SIMD static double ga_scale_pm_terms(double* restrict theta, double* restrict num,
@@ -287,6 +350,33 @@ cdef extern from *:
             total[0] += num[q] + den[q];
         }
         return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+
+    /* sum_q (new_q - old_q), returning sum_q (new_q + old_q) in mass and max_q new_q
+       in top: a CSR row's change of its normalizer terms, with partial sums so no
+       long chain of dependent additions forms. */
+    GA_SIMD static double ga_term_changes(const double* new, const double* old,
+                                          Py_ssize_t n, double* mass, double* top) {
+        double change[4] = {0.0, 0.0, 0.0, 0.0}, total[4] = {0.0, 0.0, 0.0, 0.0},
+               high[4] = {0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 4 <= n; q += 4)
+            for (l = 0; l < 4; l++) {
+                change[l] += new[q + l] - old[q + l];
+                total[l] += new[q + l] + old[q + l];
+                high[l] = new[q + l] > high[l] ? new[q + l] : high[l];
+            }
+        for (; q < n; q++) {
+            change[0] += new[q] - old[q];
+            total[0] += new[q] + old[q];
+            high[0] = new[q] > high[0] ? new[q] : high[0];
+        }
+        high[0] = high[1] > high[0] ? high[1] : high[0];
+        high[2] = high[3] > high[2] ? high[3] : high[2];
+        *top = high[2] > high[0] ? high[2] : high[0];
+        *mass = (total[0] + total[1]) + (total[2] + total[3]);
+        return (change[0] + change[1]) + (change[2] + change[3]);
     }
 
     /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
@@ -366,6 +456,11 @@ cdef extern from *:
                              const double* x, Py_ssize_t n) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
+    void ga_prefetch(const void* p) noexcept nogil
+    double ga_term_changes(const double* new, const double* old, Py_ssize_t n,
+                           double* mass, double* top) noexcept nogil
+    void ga_step_factors(double step, const double* x, double* down, double* up,
+                         Py_ssize_t n, double dmax) noexcept nogil
 
 from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
                         pow, isfinite, INFINITY)
@@ -699,60 +794,44 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
-    cdef double top = 0.0, old, new, d, c, sh, down, up, total = 0.0, mass = 0.0
-    cdef bint small
+    cdef double* nums = s.num + base
+    cdef double* dens = s.den + base
+    cdef double top = 0.0, old, new, num, den, total = 0.0, mass = 0.0
+    cdef bint pm
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
         return
-    if _multiplicative(s, step, x_top) and s.psi != PSI_EG_PM:
-        # One pass: e^{theta - shift} scales by e^{-d} (den is num), a product that
-        # adds no cancellation at any step size. A term that underflowed is
-        # recomputed from theta, so that it can grow back.
-        small = fabs(step) * x_top <= GA_STEP_MAX
-        for q in range(nnz):
-            i = base + x_ind[q]
-            d = step * x_val[q]
-            s.theta[i] -= d
-            old = s.num[i]
-            if old < UNDERFLOW:
-                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
-            else:
-                s.num[i] = old * (ga_exp_small(d) if small else ga_exp(-d))
-            total += s.num[i] - old
-            mass += s.num[i] + old
-            if s.num[i] > top:
-                top = s.num[i]
-        if _normalized(s.psi):
-            _renormalize_sparse_row(s, j, total, mass, top)
-        return
     if _multiplicative(s, step, x_top):
-        # The same for EG+-: e^{theta - shift} (num) scales by e^{-d} and
-        # e^{-theta - shift} (den) by e^{d}.
-        small = fabs(step) * x_top <= GA_STEP_MAX
+        # e^{theta - shift} scales by e^{-d} (softmax, exp: den is num) and, for EG+-,
+        # e^{-theta - shift} by e^{d}: products that add no cancellation at any step
+        # size. The factors are computed first, in a loop over the contiguous row
+        # that vectorizes; a term that underflowed is recomputed from theta, so that
+        # it can grow back.
+        pm = s.psi == PSI_EG_PM
+        ga_step_factors(step, x_val, s.row_num, s.row_den if pm else NULL, nnz,
+                        fabs(step) * x_top)
         for q in range(nnz):
-            i = base + x_ind[q]
-            d = step * x_val[q]
-            s.theta[i] -= d
-            if small:
-                ga_cosh_sinh(d, &c, &sh)
-                down, up = c - sh, c + sh
+            i = x_ind[q]
+            num, den = nums[i], dens[i]  # loaded before theta is stored (4K aliasing)
+            theta[i] -= step * x_val[q]
+            old = num + den if pm else num
+            if num < UNDERFLOW or (pm and den < UNDERFLOW):
+                num = ga_exp(theta[i] - s.shift[j])
+                den = ga_exp(-theta[i] - s.shift[j]) if pm else num
             else:
-                down = ga_exp(-d)
-                up = 1.0 / down
-            old = s.num[i] + s.den[i]
-            if s.num[i] < UNDERFLOW or s.den[i] < UNDERFLOW:
-                s.num[i] = ga_exp(s.theta[i] - s.shift[j])
-                s.den[i] = ga_exp(-s.theta[i] - s.shift[j])
-            else:
-                s.num[i] *= down
-                s.den[i] *= up
-            new = s.num[i] + s.den[i]
-            total += new - old
-            mass += new + old
-            if new > top:
-                top = new
-        _renormalize_sparse_row(s, j, total, mass, top)
+                num *= s.row_num[q]
+                den = den * s.row_den[q] if pm else num
+            nums[i] = num
+            if pm:
+                dens[i] = den
+                num += den
+            # The factor is used: its slot keeps the new term, for the sums below.
+            s.row_num[q] = num
+            s.row_theta[q] = old
+        if _normalized(s.psi):
+            total = ga_term_changes(s.row_num, s.row_theta, nnz, &mass, &top)
+            _renormalize_sparse_row(s, j, total, mass, top)
         return
     for q in range(nnz):
         i = x_ind[q]
@@ -1243,6 +1322,24 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     return True
 
 
+cdef void _prefetch_row(State* s, const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """Start loading the parameters and terms that a CSR row touches.
+
+    Called one trial ahead, so that the row's cache misses (random coordinates of
+    arrays larger than the cache) overlap with the current trial's work.
+    """
+    cdef Py_ssize_t q, i, j
+    cdef bint terms = s.num != s.theta, pm = s.den != s.num
+    for j in range(s.k):
+        for q in range(nnz):
+            i = j * s.n + x_ind[q]
+            ga_prefetch(s.theta + i)
+            if terms:
+                ga_prefetch(s.num + i)
+            if pm:
+                ga_prefetch(s.den + i)
+
+
 cdef bint _state_finite(State* s) noexcept nogil:
     cdef Py_ssize_t q
     for q in range(s.k * s.n):
@@ -1378,6 +1475,9 @@ cdef class TrialLoop:
                 r = order[t]
                 start = indptr[r]
                 nnz = indptr[r + 1] - start
+                if t + 1 < n_trials:
+                    _prefetch_row(&self.s, columns + indptr[order[t + 1]],
+                                  indptr[order[t + 1] + 1] - indptr[order[t + 1]])
                 if weighted:
                     weight = sample_weight[r]
                 ok = _trial(&self.s, values + start, columns + start, nnz, False,
@@ -1409,12 +1509,22 @@ cdef class TrialLoop:
         self.s.row_den = (self.s.row_num if self.s.psi == PSI_SOFTMAX
                           else &self.row_buffers[2 * longest])
 
-    def weights(self):
-        """The weight matrix Omega = psi(Theta) as a new (k, n) array."""
+    def weights(self, bint renew=False):
+        """The weight matrix Omega = psi(Theta) as a new (k, n) array.
+
+        ``renew`` recomputes the weight terms from theta first (psi(Theta) to about
+        1 ulp); otherwise the running terms are used as they are.
+        """
         import numpy as np
 
-        out = np.asarray(self.num).copy()
-        if self.s.psi == PSI_EG_PM:
-            out -= np.asarray(self.den)
-        out *= np.asarray(self.buffers[2 * self.s.k:3 * self.s.k])[:, None]
+        cdef Py_ssize_t j, i, k = self.s.k, n = self.s.n
+        out = np.empty((k, n))
+        cdef double[:, ::1] omega = out
+        with nogil:
+            if renew:
+                _recompute_all(&self.s)
+            for j in range(k):
+                for i in range(j * n, (j + 1) * n):
+                    omega[j, i - j * n] = self.s.scale[j] * _unscaled_weight(
+                        &self.s, self.s.num[i], self.s.den[i])
         return out
