@@ -379,6 +379,22 @@ cdef extern from *:
         return (change[0] + change[1]) + (change[2] + change[3]);
     }
 
+    /* theta = ln(num) + shift, or for EG+- -(ln(den) + shift) where den is the larger
+       term, for the coordinates whose terms hold theta (none below 1e-300): the
+       parameters of a lazy CSR run (see _update_sparse_row). */
+    GA_SIMD static void ga_theta_from_terms(double* theta, const double* num,
+                                            const double* den, double shift, int pm,
+                                            Py_ssize_t n) {
+        Py_ssize_t q;
+        double a, b, t;
+        for (q = 0; q < n; q++) {
+            a = num[q];
+            b = pm ? den[q] : a;
+            t = pm && b > a ? -(ga_log(b) + shift) : ga_log(a) + shift;
+            theta[q] = a >= 1e-300 && b >= 1e-300 ? t : theta[q];
+        }
+    }
+
     /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
     GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double* x,
                                       Py_ssize_t n) {
@@ -457,6 +473,8 @@ cdef extern from *:
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
     void ga_prefetch(const void* p) noexcept nogil
+    void ga_theta_from_terms(double* theta, const double* num, const double* den,
+                             double shift, int pm, Py_ssize_t n) noexcept nogil
     double ga_term_changes(const double* new, const double* old, Py_ssize_t n,
                            double* mass, double* top) noexcept nogil
     void ga_step_factors(double step, const double* x, double* down, double* up,
@@ -542,6 +560,7 @@ cdef struct State:
     double* mass        # k   |changes| of norm since the last recompute
     double* age         # k   multiplicative dense updates since the last recompute
     Py_ssize_t touched  # coordinates touched since the last recompute (CSR)
+    bint lazy           #     theta is held by the terms (plain CSR run, exponential psi)
     double* intercept   # k
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
@@ -610,10 +629,50 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
     s.scale[j] = _scale_value(s, s.norm[j], s.shift[j])
 
 
+cdef inline bint _terms_hold(State* s, double num, double den) noexcept nogil:
+    """Whether a coordinate's terms determine its theta (none underflowed)."""
+    return num >= UNDERFLOW and (s.psi != PSI_EG_PM or den >= UNDERFLOW)
+
+
+cdef inline double _theta_of_terms(State* s, double num, double den,
+                                   double shift) noexcept nogil:
+    """theta from the terms e^{theta - shift} (EG+-: and e^{-theta - shift})."""
+    if s.psi == PSI_EG_PM and den > num:
+        return -(log(den) + shift)
+    return log(num) + shift
+
+
+cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Bring row j's theta up to date with its terms (lazy CSR runs), O(n)."""
+    cdef Py_ssize_t base = j * s.n
+    ga_theta_from_terms(s.theta + base, s.num + base, s.den + base, s.shift[j],
+                        s.psi == PSI_EG_PM, s.n)
+
+
+cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
+                      const Py_ssize_t* order, Py_ssize_t trials,
+                      Py_ssize_t seen) noexcept nogil:
+    """Bring theta up to date after a lazy CSR run of ``trials`` rows, ``seen``
+    nonzeros: coordinate by coordinate when the run touched fewer than n."""
+    cdef Py_ssize_t t, q, j, i
+    if seen >= s.n:
+        for j in range(s.k):
+            _sync_theta_row(s, j)
+        return
+    for t in range(trials):
+        for q in range(indptr[order[t]], indptr[order[t] + 1]):
+            for j in range(s.k):
+                i = j * s.n + x_ind[q]
+                if _terms_hold(s, s.num[i], s.den[i]):
+                    s.theta[i] = _theta_of_terms(s, s.num[i], s.den[i], s.shift[j])
+
+
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
     cdef Py_ssize_t base = j * s.n
     cdef double shift = 0.0
+    if s.lazy:
+        _sync_theta_row(s, j)
     if _normalized(s.psi):
         shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
         if s.psi != PSI_SOFTMAX and s.psi != PSI_EG_PM and not shift > 0.0:
@@ -796,7 +855,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* theta = s.theta + base
     cdef double* nums = s.num + base
     cdef double* dens = s.den + base
-    cdef double top = 0.0, old, new, num, den, total = 0.0, mass = 0.0
+    cdef double top = 0.0, old, new, num, den, d, shift, total = 0.0, mass = 0.0
     cdef bint pm
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
@@ -806,22 +865,31 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         # e^{theta - shift} scales by e^{-d} (softmax, exp: den is num) and, for EG+-,
         # e^{-theta - shift} by e^{d}: products that add no cancellation at any step
         # size. The factors are computed first, in a loop over the contiguous row
-        # that vectorizes; a term that underflowed is recomputed from theta, so that
-        # it can grow back.
+        # that vectorizes. In a lazy run theta is not touched: the terms hold it
+        # (theta = ln num + shift), so a row costs one random cache line per
+        # coordinate, like SGD's. A coordinate whose terms underflow hands theta
+        # back to the theta array, which then updates it and recomputes its terms
+        # from it (so that they can grow back).
         pm = s.psi == PSI_EG_PM
+        shift = s.shift[j]
         ga_step_factors(step, x_val, s.row_num, s.row_den if pm else NULL, nnz,
                         fabs(step) * x_top)
         for q in range(nnz):
             i = x_ind[q]
-            num, den = nums[i], dens[i]  # loaded before theta is stored (4K aliasing)
-            theta[i] -= step * x_val[q]
+            d = step * x_val[q]
+            num, den = nums[i], dens[i]
             old = num + den if pm else num
-            if num < UNDERFLOW or (pm and den < UNDERFLOW):
-                num = ga_exp(theta[i] - s.shift[j])
-                den = ga_exp(-theta[i] - s.shift[j]) if pm else num
+            if not _terms_hold(s, num, den):
+                theta[i] -= d
+                num = ga_exp(theta[i] - shift)
+                den = ga_exp(-theta[i] - shift) if pm else num
             else:
+                if not s.lazy:
+                    theta[i] -= d
                 num *= s.row_num[q]
                 den = den * s.row_den[q] if pm else num
+                if s.lazy and not _terms_hold(s, num, den):
+                    theta[i] = _theta_of_terms(s, nums[i], dens[i], shift) - d
             nums[i] = num
             if pm:
                 dens[i] = den
@@ -835,6 +903,8 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         return
     for q in range(nnz):
         i = x_ind[q]
+        if s.lazy and _terms_hold(s, nums[i], dens[i]):
+            theta[i] = _theta_of_terms(s, nums[i], dens[i], s.shift[j])
         theta[i] -= step * x_val[q]
         s.row_theta[q] = theta[i]
     _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
@@ -1333,7 +1403,8 @@ cdef void _prefetch_row(State* s, const index_t* x_ind, Py_ssize_t nnz) noexcept
     for j in range(s.k):
         for q in range(nnz):
             i = j * s.n + x_ind[q]
-            ga_prefetch(s.theta + i)
+            if not s.lazy:
+                ga_prefetch(s.theta + i)
             if terms:
                 ga_prefetch(s.num + i)
             if pm:
@@ -1462,6 +1533,7 @@ cdef class TrialLoop:
         updated from the rows' terms before and after the update.
         """
         cdef Py_ssize_t t = 0, r, start, nnz, longest = 0, n_trials = order.shape[0]
+        cdef Py_ssize_t seen = 0
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
         cdef double loss, total = 0.0, weight = 1.0
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
@@ -1470,11 +1542,15 @@ cdef class TrialLoop:
             longest = max(longest, indptr[r + 1] - indptr[r])
         self._row_scratch(longest)
         self.s.dot_ready = False
+        self.s.lazy = not self.s.options and (self.s.psi == PSI_SOFTMAX
+                                              or self.s.psi == PSI_EG_PM
+                                              or self.s.psi == PSI_EXP)
         with nogil:
             while t < n_trials:
                 r = order[t]
                 start = indptr[r]
                 nnz = indptr[r + 1] - start
+                seen += nnz
                 if t + 1 < n_trials:
                     _prefetch_row(&self.s, columns + indptr[order[t + 1]],
                                   indptr[order[t + 1] + 1] - indptr[order[t + 1]])
@@ -1490,6 +1566,10 @@ cdef class TrialLoop:
                 if (self.s.touched >= TOUCH_LIMIT * self.s.n
                         and _normalized(self.s.psi)):
                     _recompute_all(&self.s)
+            if self.s.lazy:
+                _sync_theta(&self.s, columns, &indptr[0], &order[0],
+                            min(t + 1, n_trials), seen)
+                self.s.lazy = False
             ok = ok and _state_finite(&self.s)
         return (OK if ok else DIVERGED), t, total
 

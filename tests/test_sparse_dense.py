@@ -131,3 +131,30 @@ def test_int64_indices_equal_int32():
     wide_model = GARegressor(psi="eg_pm", eta=0.1).partial_fit(wide, y)
     np.testing.assert_array_equal(wide_model.coef_, narrow.coef_)
     assert wide_model.cumulative_loss_ == narrow.cumulative_loss_
+
+
+@pytest.mark.parametrize("psi", ["softmax", "eg_pm", "exp"])
+def test_csr_terms_that_underflow_and_grow_back_equal_dense(psi):
+    # In a CSR run the exponential terms carry theta (theta = ln term + shift) and
+    # theta is written back at the end; a term driven below 1e-300 hands theta back
+    # to the parameter array. Push coordinate 1 about 750 below the others (its
+    # weight underflows to 0), then back up past them, in steps under 30 (the
+    # multiplicative path), with other coordinates touched in between.
+    n, steps = 4, 35
+    X = np.zeros((2 * steps + 40, n))
+    X[:, 1] = 1.0
+    X[::3, 2] = 0.5
+    X[1::5, 3] = -0.25
+    y = np.r_[np.full(steps, -25.0), np.full(steps + 40, 20.0)]
+    params = dict(psi=psi, eta=1.0, U=1.0, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X[:steps], y[:steps])
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X[:steps]), y[:steps])
+    _assert_same_model(dense, sparse)
+    assert sparse.theta_[0, 1] < -700  # e^{theta_1 - shift} < 1e-300
+    lowest, highest = sparse.theta_[0, 1], -np.inf
+    for t in range(steps, X.shape[0]):
+        dense.partial_fit(X[t:t + 1], y[t:t + 1])
+        sparse.partial_fit(sp.csr_matrix(X[t:t + 1]), y[t:t + 1])
+        _assert_same_model(dense, sparse)
+        highest = max(highest, sparse.theta_[0, 1])
+    assert highest > lowest + 700  # it grew back
