@@ -187,6 +187,20 @@ cdef extern from *:
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
+    /* Whether every v_i is finite: v * 0 is 0, or NaN for NaN and +-inf, and a sum
+       with a NaN is NaN (a vectorized test, no branch per element). */
+    GA_SIMD static int ga_all_finite(const double* v, Py_ssize_t n) {
+        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t q = 0;
+        int l;
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++)
+                s[l] += v[q + l] * 0.0;
+        for (; q < n; q++)
+            s[0] += v[q] * 0.0;
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) == 0.0;
+    }
+
     /* sum_i v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. */
     GA_SIMD static double ga_sum(const double* v, Py_ssize_t n) {
         double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
@@ -473,6 +487,7 @@ cdef extern from *:
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
     void ga_prefetch(const void* p) noexcept nogil
+    bint ga_all_finite(const double* v, Py_ssize_t n) noexcept nogil
     void ga_theta_from_terms(double* theta, const double* num, const double* den,
                              double shift, int pm, Py_ssize_t n) noexcept nogil
     double ga_term_changes(const double* new, const double* old, Py_ssize_t n,
@@ -680,11 +695,17 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     if s.psi != PSI_IDENTITY:
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
+    s.age[j] = 0.0
+    _sum_normalizer(s, j)
+
+
+cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
+    """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
+    cdef Py_ssize_t base = j * s.n
     s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
     if s.psi == PSI_EG_PM:
         s.norm[j] += ga_sum(s.num + base, s.n)
     s.mass[j] = 0.0
-    s.age[j] = 0.0
     _set_scale(s, j)
 
 
@@ -1412,11 +1433,10 @@ cdef void _prefetch_row(State* s, const index_t* x_ind, Py_ssize_t nnz) noexcept
 
 
 cdef bint _state_finite(State* s) noexcept nogil:
-    cdef Py_ssize_t q
-    for q in range(s.k * s.n):
-        if (not isfinite(s.theta[q]) or not isfinite(s.num[q])
-                or not isfinite(s.den[q])):
-            return False
+    cdef Py_ssize_t q, size = s.k * s.n
+    if not (ga_all_finite(s.theta, size) and ga_all_finite(s.num, size)
+            and ga_all_finite(s.den, size)):
+        return False
     for q in range(s.k):
         if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
             return False
@@ -1592,8 +1612,11 @@ cdef class TrialLoop:
     def weights(self, bint renew=False):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array.
 
-        ``renew`` recomputes the weight terms from theta first (psi(Theta) to about
-        1 ulp); otherwise the running terms are used as they are.
+        ``renew`` sums the normalizers afresh from the terms first, removing the
+        rounding of their incremental updates (the terms themselves follow theta to
+        within a few ulps: they are recomputed from it every RENEW_DENSE dense
+        updates, and hold theta in lazy CSR runs); otherwise the running normalizers
+        are used as they are.
         """
         import numpy as np
 
@@ -1601,9 +1624,9 @@ cdef class TrialLoop:
         out = np.empty((k, n))
         cdef double[:, ::1] omega = out
         with nogil:
-            if renew:
-                _recompute_all(&self.s)
             for j in range(k):
+                if renew:
+                    _sum_normalizer(&self.s, j)
                 for i in range(j * n, (j + 1) * n):
                     omega[j, i - j * n] = self.s.scale[j] * _unscaled_weight(
                         &self.s, self.s.num[i], self.s.den[i])
