@@ -261,32 +261,112 @@ cdef extern from *:
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
-    /* The same for EG+-: e^{+-theta - shift} (num, den) scale by e^{-+d} = c -+ s;
-       returns the new sum of num + den. */
-    GA_SIMD static double ga_scale_pm_terms(double* restrict theta, double* restrict num,
-                                            double* restrict den, double step,
-                                            const double* x, Py_ssize_t n) {
-        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
+    /* 1 / k! for the series of e^{-+d} below. */
+    static const double ga_inv_factorial[13] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
+        1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800,
+        1.0 / 39916800, 1.0 / 479001600};
+
+    /* e^{-d} - 1 and e^{d} - 1 = (cosh d - 1) -+ sinh d by their Taylor series to
+       this degree (3 to 12, a constant at each call so that the loops are unrolled
+       and vectorized), in Horner's scheme in d^2. The -1 lets the caller scale a
+       term by one rounding, t + t (e^{-+d} - 1). */
+    static inline __attribute__((always_inline)) void ga_expm1_pm(
+            double d, int degree, double* down, double* up) {
+        double u = d * d, even = ga_inv_factorial[degree / 2 * 2];
+        double odd = ga_inv_factorial[(degree - 1) / 2 * 2 + 1];
+        int k;
+        for (k = degree / 2 - 1; k >= 1; k--)
+            even = even * u + ga_inv_factorial[2 * k];
+        for (k = (degree - 1) / 2 - 1; k >= 1; k--)
+            odd = odd * u + ga_inv_factorial[2 * k + 1];
+        even *= u;
+        odd = d + (d * u) * odd;
+        *down = even - odd;
+        *up = even + odd;
+    }
+
+    /* One pass of an EG+- update with series of this degree: theta -= d = step x,
+       num *= e^{-d}, den *= e^{d}; and, for the next trial, its dot product
+       sum (num - den) x_next (returned), the normalizer sum (num + den) (sums[0])
+       and max |x_next| (sums[1]), so that the row is read once per trial. */
+    static inline __attribute__((always_inline)) double ga_pm_pass(
+            double* restrict theta, double* restrict num, double* restrict den,
+            double step, const double* restrict x, const double* restrict x_next,
+            Py_ssize_t n, int degree, double* restrict sums) {
+        double dot[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        double total[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        double top[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        double d, down, up, a, b, t;
         Py_ssize_t q = 0;
         int l;
-        for (; q + 4 <= n; q += 4)
-            for (l = 0; l < 4; l++) {
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++) {
                 d = step * x[q + l];
                 theta[q + l] -= d;
-                ga_cosh_sinh(d, &c, &s);
-                num[q + l] *= c - s;
-                den[q + l] *= c + s;
-                total[l] += num[q + l] + den[q + l];
+                ga_expm1_pm(d, degree, &down, &up);
+                a = num[q + l] + num[q + l] * down;
+                b = den[q + l] + den[q + l] * up;
+                num[q + l] = a;
+                den[q + l] = b;
+                total[l] += a + b;
+                dot[l] += (a - b) * x_next[q + l];
+                t = fabs(x_next[q + l]);
+                top[l] = t > top[l] ? t : top[l];
             }
         for (; q < n; q++) {
             d = step * x[q];
             theta[q] -= d;
-            ga_cosh_sinh(d, &c, &s);
-            num[q] *= c - s;
-            den[q] *= c + s;
-            total[0] += num[q] + den[q];
+            ga_expm1_pm(d, degree, &down, &up);
+            a = num[q] + num[q] * down;
+            b = den[q] + den[q] * up;
+            num[q] = a;
+            den[q] = b;
+            total[0] += a + b;
+            dot[0] += (a - b) * x_next[q];
+            t = fabs(x_next[q]);
+            top[0] = t > top[0] ? t : top[0];
         }
-        return (total[0] + total[1]) + (total[2] + total[3]);
+        for (l = 0; l < 4; l++)
+            top[l] = top[l + 4] > top[l] ? top[l + 4] : top[l];
+        top[0] = top[1] > top[0] ? top[1] : top[0];
+        top[2] = top[3] > top[2] ? top[3] : top[2];
+        sums[0] = ((total[0] + total[1]) + (total[2] + total[3]))
+                  + ((total[4] + total[5]) + (total[6] + total[7]));
+        sums[1] = top[2] > top[0] ? top[2] : top[0];
+        return ((dot[0] + dot[1]) + (dot[2] + dot[3]))
+               + ((dot[4] + dot[5]) + (dot[6] + dot[7]));
+    }
+
+    /* The EG+- pass for |step| max|x| <= GA_STEP_MAX, with max |x| in sums[1] on
+       entry: the series degree is the lowest whose truncation error
+       e^{2 dmax} dmax^(p+1) / (p+1)! of e^{-+d} stays below 1e-17 relative for
+       dmax = |step| max|x|. x_next NULL: no next row (the sums are then of x). */
+    GA_SIMD static double ga_scale_pm_dot(double* theta, double* num, double* den,
+                                          double step, const double* x,
+                                          const double* x_next, Py_ssize_t n,
+                                          double* sums) {
+        double dmax = fabs(step) * sums[1];
+        if (x_next == NULL)
+            x_next = x;
+        if (dmax <= 1.2e-4)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 3, sums);
+        if (dmax <= 1e-3)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 4, sums);
+        if (dmax <= 4e-3)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 5, sums);
+        if (dmax <= 1.2e-2)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 6, sums);
+        if (dmax <= 2.5e-2)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 7, sums);
+        if (dmax <= 5e-2)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 8, sums);
+        if (dmax <= 8.5e-2)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 9, sums);
+        if (dmax <= 0.13)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 10, sums);
+        if (dmax <= 0.19)
+            return ga_pm_pass(theta, num, den, step, x, x_next, n, 11, sums);
+        return ga_pm_pass(theta, num, den, step, x, x_next, n, 12, sums);
     }
 
     /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
@@ -362,8 +442,9 @@ cdef extern from *:
     void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
                           Py_ssize_t n) noexcept nogil
-    double ga_scale_pm_terms(double* theta, double* num, double* den, double step,
-                             const double* x, Py_ssize_t n) noexcept nogil
+    double ga_scale_pm_dot(double* theta, double* num, double* den, double step,
+                           const double* x, const double* x_next, Py_ssize_t n,
+                           double* sums) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
 
@@ -451,7 +532,9 @@ cdef struct State:
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
     double* dot         # k   psi(Theta) x of the next trial, summed during the update
-    bint dot_ready      #     whether dot holds it (dense psi = identity)
+    bint dot_ready      #     whether dot holds it (dense psi = identity, eg_pm)
+    double x_top        #     max |x| of the next dense row, summed by an EG+- update
+    bint x_top_ready    #     whether x_top holds it
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
@@ -656,10 +739,9 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
         _recompute_row(s, j)
         return
     if s.psi == PSI_EG_PM:
-        total = ga_scale_pm_terms(s.theta + base, s.num + base, s.den + base, step, x,
-                                  s.n)
-    else:
-        total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
+        _update_pm_row(s, j, step, x, NULL, x_top)
+        return
+    total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
     s.age[j] += 1.0
     if not _normalized(s.psi):
         return
@@ -669,6 +751,35 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
         _recompute_row(s, j)
     else:
         _set_scale(s, j)
+
+
+cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,
+                           const double* x_next, double x_top) noexcept nogil:
+    """Dense EG+- update of row j (max |x| = x_top) in one pass over the row.
+
+    Returns the next trial's sum (num - den) x_next (x_next may be NULL: 0) and
+    stores max |x_next| in s.x_top, both summed in the same pass when the step
+    is small; otherwise the row is recomputed and they are summed afterwards.
+    """
+    cdef Py_ssize_t base = j * s.n
+    cdef double sums[2]
+    cdef double dot
+    if fabs(step) * x_top <= GA_STEP_MAX and s.age[j] < RENEW_DENSE:
+        sums[1] = x_top
+        dot = ga_scale_pm_dot(s.theta + base, s.num + base, s.den + base, step, x,
+                              x_next, s.n, sums)
+        s.age[j] += 1.0
+        s.norm[j] = sums[0]
+        # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
+        if TERM_LOW < sums[0] < TERM_HIGH:
+            _set_scale(s, j)
+            if x_next != NULL:
+                s.x_top, s.x_top_ready = sums[1], True
+            return dot
+    else:
+        ga_axpy(s.theta + base, step, x, s.n)
+    _recompute_row(s, j)
+    return ga_dot_diff(s.num + base, s.den + base, x_next, s.n) if x_next != NULL else 0.0
 
 
 cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
@@ -1193,11 +1304,12 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     """One trial of KW01 Figure 5; returns False if anything became non-finite.
 
     ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
-    its dot products are summed in the same pass as this trial's update.
+    or eg_pm its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j
     cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
-    cdef bint fuse = dense and x_next != NULL and s.psi == PSI_IDENTITY
+    cdef bint fuse = dense and x_next != NULL and (s.psi == PSI_IDENTITY
+                                                   or s.psi == PSI_EG_PM)
     if s.options:
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
     for j in range(s.k):
@@ -1222,15 +1334,20 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
         step_scale *= s.U
     if s.psi != PSI_IDENTITY and s.psi != PSI_PNORM and nnz > 0:
-        x_top = ga_max(x_val, nnz, 1)
+        x_top = s.x_top if dense and s.x_top_ready else ga_max(x_val, nnz, 1)
+    s.x_top_ready = False
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
         # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
         if residual == 0.0:
-            if fuse:
+            if fuse and s.psi == PSI_EG_PM:
+                s.dot[j] = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_next, nnz)
+            elif fuse:
                 s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
             continue
-        if fuse:
+        if fuse and s.psi == PSI_EG_PM:
+            s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
+        elif fuse:
             s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
                                    x_next, nnz)
         elif dense:
@@ -1340,7 +1457,7 @@ cdef class TrialLoop:
         cdef const double* x_next
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
-        self.s.dot_ready = False
+        self.s.dot_ready = self.s.x_top_ready = False
         with nogil:
             while t < n_trials:
                 r = order[t]
