@@ -21,12 +21,15 @@ Design
   cancellation; e^{-+d} = cosh d -+ sinh d come from short series for |d| <= 1/4, so
   a trial calls no exp (a dense row takes larger steps by recomputing its terms).
 * A dense row is recomputed from theta (shift and normalizer included) after a large
-  step, after RENEW_DENSE small ones, or always for pnorm. A CSR row updates only its
+  step, after RENEW_DENSE small ones (eg_pm, whose terms round once per update:
+  twice as many), or always for pnorm. A CSR row updates only its
   nnz terms and the normalizer incrementally; the row is recomputed in O(n) only when
   the shift drifts, when the changes summed into the normalizer could have eaten its
   precision, or after TOUCH_LIMIT * n touched coordinates: O(nnz) amortized per trial.
-* Dense psi = identity sums the next trial's dot product in the same pass as this
-  trial's update, so X is streamed once.
+* Dense psi = identity and eg_pm sum the next trial's dot product in the same pass
+  as this trial's update, so X is streamed once; eg_pm also sums its normalizer and
+  the next max |x_i| there, and takes its series for e^{-+d} to the lowest degree
+  (3 to 12) whose truncation error stays below 1e-17 for the trial's largest |d|.
 * The row primitives (dot, axpy, sums, exp, log) are C loops that the compiler
   vectorizes, with a branch-free exp and log; no -ffast-math, so NaN and inf
   propagate and divergence is detected with isfinite. Non-finite inputs make the
@@ -764,17 +767,19 @@ cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,
     cdef Py_ssize_t base = j * s.n
     cdef double sums[2]
     cdef double dot
-    if fabs(step) * x_top <= GA_STEP_MAX and s.age[j] < RENEW_DENSE:
+    # Each term is scaled with one rounding (t + t (e^{-+d} - 1)), half the error of
+    # a product by a rounded factor: twice RENEW_DENSE updates drift no further.
+    if fabs(step) * x_top <= GA_STEP_MAX and s.age[j] < 2.0 * RENEW_DENSE:
         sums[1] = x_top
         dot = ga_scale_pm_dot(s.theta + base, s.num + base, s.den + base, step, x,
                               x_next, s.n, sums)
+        if x_next != NULL:
+            s.x_top, s.x_top_ready = sums[1], True
         s.age[j] += 1.0
         s.norm[j] = sums[0]
         # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
         if TERM_LOW < sums[0] < TERM_HIGH:
             _set_scale(s, j)
-            if x_next != NULL:
-                s.x_top, s.x_top_ready = sums[1], True
             return dot
     else:
         ga_axpy(s.theta + base, step, x, s.n)
