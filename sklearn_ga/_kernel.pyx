@@ -736,13 +736,13 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
     """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
     cdef Py_ssize_t base = j * s.n
     cdef double total
+    if s.psi == PSI_EG_PM:
+        _update_pm_row(s, j, step, x, NULL, x_top)
+        return
     if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
             or s.age[j] >= RENEW_DENSE):
         ga_axpy(s.theta + base, step, x, s.n)
         _recompute_row(s, j)
-        return
-    if s.psi == PSI_EG_PM:
-        _update_pm_row(s, j, step, x, NULL, x_top)
         return
     total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
     s.age[j] += 1.0
