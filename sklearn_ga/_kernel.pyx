@@ -61,6 +61,14 @@ cdef extern from *:
     #define GA_SIMD
     #endif
 
+    /* Always inlined, so that arguments constant at the call site (the degree of a
+       series) are constants in the loops. */
+    #if defined(__GNUC__)
+    #define GA_INLINE static inline __attribute__((always_inline))
+    #else
+    #define GA_INLINE static inline
+    #endif
+
     /* e^x to about 1 ulp (2 ulp for subnormal results) in branch-free arithmetic,
        so loops calling it vectorize: x = k ln2 + r with |r| <= ln2 / 2, e^r by its
        Taylor series to degree 13 (error < 1e-17) in Estrin's scheme, times 2^k built
@@ -273,8 +281,7 @@ cdef extern from *:
        this degree (3 to 12, a constant at each call so that the loops are unrolled
        and vectorized), in Horner's scheme in d^2. The -1 lets the caller scale a
        term by one rounding, t + t (e^{-+d} - 1). */
-    static inline __attribute__((always_inline)) void ga_expm1_pm(
-            double d, int degree, double* down, double* up) {
+    GA_INLINE void ga_expm1_pm(double d, int degree, double* down, double* up) {
         double u = d * d, even = ga_inv_factorial[degree / 2 * 2];
         double odd = ga_inv_factorial[(degree - 1) / 2 * 2 + 1];
         int k;
@@ -292,7 +299,7 @@ cdef extern from *:
        num *= e^{-d}, den *= e^{d}; and, for the next trial, its dot product
        sum (num - den) x_next (returned), the normalizer sum (num + den) (sums[0])
        and max |x_next| (sums[1]), so that the row is read once per trial. */
-    static inline __attribute__((always_inline)) double ga_pm_pass(
+    GA_INLINE double ga_pm_pass(
             double* restrict theta, double* restrict num, double* restrict den,
             double step, const double* restrict x, const double* restrict x_next,
             Py_ssize_t n, int degree, double* restrict sums) {
