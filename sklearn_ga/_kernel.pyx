@@ -17,16 +17,26 @@ Design
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
 * Exponential terms (softmax, eg_pm, exp) follow a step d = eta (y_hat - y) x_i
-  multiplicatively, e^{theta - d} = e^theta e^{-d}, a product that adds no
-  cancellation; e^{-+d} = cosh d -+ sinh d come from short series for |d| <= 1/4, so
-  a trial calls no exp (a dense row takes larger steps by recomputing its terms).
+  multiplicatively, e^{theta - d} = e^theta e^{-d}, with e^{-+d} - 1 from series
+  in d^2 of the lowest degree (3 to 12) whose truncation error stays below 1e-17
+  for the trial's largest |d| <= 1/4, each term scaling with one rounding
+  (t + t (e^{-d} - 1)); a trial calls no exp (larger steps: a dense row is
+  recomputed, a CSR row's factors come from the branch-free exp).
 * A dense row is recomputed from theta (shift and normalizer included) after a large
-  step, after RENEW_DENSE small ones, or always for pnorm. A CSR row updates only its
-  nnz terms and the normalizer incrementally; the row is recomputed in O(n) only when
-  the shift drifts, when the changes summed into the normalizer could have eaten its
-  precision, or after TOUCH_LIMIT * n touched coordinates: O(nnz) amortized per trial.
-* Dense psi = identity sums the next trial's dot product in the same pass as this
-  trial's update, so X is streamed once.
+  step, after RENEW_DENSE small ones (eg_pm: twice as many), or always for pnorm.
+  A CSR row updates only its nnz terms and the normalizer incrementally; the row is
+  recomputed in O(n) only when the shift drifts, when the changes summed into the
+  normalizer could have eaten its precision, or after TOUCH_LIMIT * n touched
+  coordinates: O(nnz) amortized per trial.
+* In a plain CSR run of softmax, eg_pm or exp ("lazy" theta) the terms hold theta
+  (theta = ln num + shift; eg_pm: from its larger term): an update touches one
+  array of terms (eg_pm: two) at random coordinates, as SGD touches its weights,
+  and theta is written back at the end of the run and before a row is recomputed.
+  A coordinate whose terms underflow (below 1e-300) hands theta back to the theta
+  array, which then updates it and recomputes the terms from it.
+* Dense psi = identity and eg_pm sum the next trial's dot product in the same pass
+  as this trial's update, so X is streamed once; eg_pm also sums its normalizer and
+  the next max |x_i| there.
 * The row primitives (dot, axpy, sums, exp, log) are C loops that the compiler
   vectorizes, with a branch-free exp and log; no -ffast-math, so NaN and inf
   propagate and divergence is detected with isfinite. Non-finite inputs make the
@@ -56,6 +66,14 @@ cdef extern from *:
     #define GA_SIMD __attribute__((target_clones("arch=x86-64-v3", "default")))
     #else
     #define GA_SIMD
+    #endif
+
+    /* Always inlined, so that arguments constant at the call site (the degree of a
+       series) are constants in the loops. */
+    #if defined(__GNUC__)
+    #define GA_INLINE static inline __attribute__((always_inline))
+    #else
+    #define GA_INLINE static inline
     #endif
 
     /* e^x to about 1 ulp (2 ulp for subnormal results) in branch-free arithmetic,
@@ -239,50 +257,8 @@ cdef extern from *:
         return m;
     }
 
-    /* e^{-d}, and cosh d and sinh d, for |d| <= GA_STEP_MAX by their Taylor series
-       to degree 13 (error < 1e-19) in Estrin's scheme (short dependency chains):
-       the factors of a multiplicative update. */
+    /* Steps |d| <= GA_STEP_MAX update exponential terms by series (see below). */
     #define GA_STEP_MAX 0.25
-    static inline double ga_exp_small(double d) {
-        double u = -d, u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
-        return (((1.0 + u) + u2 * (1.0 / 2 + u * (1.0 / 6)))
-                + u4 * ((1.0 / 24 + u * (1.0 / 120)) + u2 * (1.0 / 720 + u * (1.0 / 5040))))
-               + u8 * (((1.0 / 40320 + u * (1.0 / 362880))
-                        + u2 * (1.0 / 3628800 + u * (1.0 / 39916800)))
-                       + u4 * (1.0 / 479001600 + u * (1.0 / 6227020800.0)));
-    }
-
-    static inline void ga_cosh_sinh(double d, double* c, double* s) {
-        double d2 = d * d, d4 = d2 * d2, d8 = d4 * d4;
-        *c = ((1.0 + d2 * (1.0 / 2)) + d4 * (1.0 / 24 + d2 * (1.0 / 720)))
-             + d8 * ((1.0 / 40320 + d2 * (1.0 / 3628800)) + d4 * (1.0 / 479001600));
-        *s = d * (((1.0 + d2 * (1.0 / 6)) + d4 * (1.0 / 120 + d2 * (1.0 / 5040)))
-                  + d8 * ((1.0 / 362880 + d2 * (1.0 / 39916800))
-                          + d4 * (1.0 / 6227020800.0)));
-    }
-
-    /* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
-       num *= e^{-d} (softmax, exp: den is num); returns the new sum of num. */
-    GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
-                                         double step, const double* x, Py_ssize_t n) {
-        double total[4] = {0.0, 0.0, 0.0, 0.0}, d;
-        Py_ssize_t q = 0;
-        int l;
-        for (; q + 4 <= n; q += 4)
-            for (l = 0; l < 4; l++) {
-                d = step * x[q + l];
-                theta[q + l] -= d;
-                num[q + l] *= ga_exp_small(d);
-                total[l] += num[q + l];
-            }
-        for (; q < n; q++) {
-            d = step * x[q];
-            theta[q] -= d;
-            num[q] *= ga_exp_small(d);
-            total[0] += num[q];
-        }
-        return (total[0] + total[1]) + (total[2] + total[3]);
-    }
 
     /* A hint to load the cache line of p ahead of its use (the next CSR row's
        coordinates are known one trial early, so their cache misses overlap). */
@@ -292,77 +268,175 @@ cdef extern from *:
     #endif
     }
 
-    /* 1 / q! for the Taylor series of the multiplicative factors below. */
-    static const double GA_INV_FACTORIAL[13] = {
-        1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
-        1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600};
+    /* 1 / k! for the series of e^{-+d} below. */
+    static const double ga_inv_factorial[13] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
+        1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800,
+        1.0 / 39916800, 1.0 / 479001600};
 
-    /* cosh d and sinh d by their Taylor series to `degree` (a constant at each call,
-       so the loops unroll), in Horner's scheme on d^2: the factors e^{-+d} = c -+ s. */
-    static inline void ga_taylor_cosh_sinh(double d, const int degree, double* c,
-                                           double* s) {
-        double d2 = d * d, even = GA_INV_FACTORIAL[degree & ~1],
-               odd = GA_INV_FACTORIAL[(degree - 1) | 1];
-        int q;
-        for (q = (degree & ~1) - 2; q >= 0; q -= 2)
-            even = even * d2 + GA_INV_FACTORIAL[q];
-        for (q = ((degree - 1) | 1) - 2; q >= 1; q -= 2)
-            odd = odd * d2 + GA_INV_FACTORIAL[q];
-        *c = even;
-        *s = odd * d;
+    /* e^{-d} - 1 and e^{d} - 1 = (cosh d - 1) -+ sinh d by their Taylor series to
+       this degree (3 to 12, a constant at each call so that the loops are unrolled
+       and vectorized), in Horner's scheme in d^2. The -1 lets the caller scale a
+       term by one rounding, t + t (e^{-+d} - 1). */
+    GA_INLINE void ga_expm1_pm(double d, int degree, double* down, double* up) {
+        double u = d * d, even = ga_inv_factorial[degree / 2 * 2];
+        double odd = ga_inv_factorial[(degree - 1) / 2 * 2 + 1];
+        int k;
+        for (k = degree / 2 - 1; k >= 1; k--)
+            even = even * u + ga_inv_factorial[2 * k];
+        for (k = (degree - 1) / 2 - 1; k >= 1; k--)
+            odd = odd * u + ga_inv_factorial[2 * k + 1];
+        even *= u;
+        odd = d + (d * u) * odd;
+        *down = even - odd;
+        *up = even + odd;
     }
 
-    /* down_q = e^{-d_q} and (if up is not NULL) up_q = e^{d_q} for the steps
-       d_q = step x_q, all |d_q| <= dmax. The series degree is the lowest whose
-       truncation error dmax^(degree+1) / (degree+1)! is below 2^-56 (degree 4 for
-       dmax <= 2^-10 ... 12 for dmax <= 1/4); larger steps call ga_exp. */
-    #define GA_FACTOR_LOOP(DEGREE)                                               \\
-        for (q = 0; q < n; q++) {                                                 \\
-            ga_taylor_cosh_sinh(step * x[q], DEGREE, &c, &s);                     \\
-            down[q] = c - s;                                                      \\
-            if (up) up[q] = c + s;                                                \\
-        }
-    GA_SIMD static void ga_step_factors(double step, const double* x, double* down,
-                                        double* up, Py_ssize_t n, double dmax) {
-        Py_ssize_t q;
-        double c, s;
-        if (dmax <= 0x1p-10) { GA_FACTOR_LOOP(4) }
-        else if (dmax <= 0x1p-7) { GA_FACTOR_LOOP(6) }
-        else if (dmax <= 0x1p-5) { GA_FACTOR_LOOP(8) }
-        else if (dmax <= 0x1p-3) { GA_FACTOR_LOOP(10) }
-        else if (dmax <= 0x1p-2) { GA_FACTOR_LOOP(12) }
-        else
-            for (q = 0; q < n; q++) {
-                down[q] = ga_exp(-step * x[q]);
-                if (up) up[q] = ga_exp(step * x[q]);
-            }
-    }
-
-    /* The same for EG+-: e^{+-theta - shift} (num, den) scale by e^{-+d} = c -+ s;
-       returns the new sum of num + den. */
-    GA_SIMD static double ga_scale_pm_terms(double* restrict theta, double* restrict num,
-                                            double* restrict den, double step,
-                                            const double* x, Py_ssize_t n) {
-        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, c, s;
+    /* One pass of an EG+- update with series of this degree: theta -= d = step x,
+       num *= e^{-d}, den *= e^{d}; and, for the next trial, its dot product
+       sum (num - den) x_next (returned), the normalizer sum (num + den) (sums[0])
+       and max |x_next| (sums[1]), so that the row is read once per trial. */
+    GA_INLINE double ga_pm_pass(
+            double* restrict theta, double* restrict num, double* restrict den,
+            double step, const double* restrict x, const double* restrict x_next,
+            Py_ssize_t n, int degree, double* restrict sums) {
+        double dot[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        double total[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        double top[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        double d, down, up, a, b, t;
         Py_ssize_t q = 0;
         int l;
-        for (; q + 4 <= n; q += 4)
-            for (l = 0; l < 4; l++) {
+        for (; q + 8 <= n; q += 8)
+            for (l = 0; l < 8; l++) {
                 d = step * x[q + l];
                 theta[q + l] -= d;
-                ga_cosh_sinh(d, &c, &s);
-                num[q + l] *= c - s;
-                den[q + l] *= c + s;
-                total[l] += num[q + l] + den[q + l];
+                ga_expm1_pm(d, degree, &down, &up);
+                a = num[q + l] + num[q + l] * down;
+                b = den[q + l] + den[q + l] * up;
+                num[q + l] = a;
+                den[q + l] = b;
+                total[l] += a + b;
+                dot[l] += (a - b) * x_next[q + l];
+                t = fabs(x_next[q + l]);
+                top[l] = t > top[l] ? t : top[l];
             }
         for (; q < n; q++) {
             d = step * x[q];
             theta[q] -= d;
-            ga_cosh_sinh(d, &c, &s);
-            num[q] *= c - s;
-            den[q] *= c + s;
-            total[0] += num[q] + den[q];
+            ga_expm1_pm(d, degree, &down, &up);
+            a = num[q] + num[q] * down;
+            b = den[q] + den[q] * up;
+            num[q] = a;
+            den[q] = b;
+            total[0] += a + b;
+            dot[0] += (a - b) * x_next[q];
+            t = fabs(x_next[q]);
+            top[0] = t > top[0] ? t : top[0];
         }
+        for (l = 0; l < 4; l++)
+            top[l] = top[l + 4] > top[l] ? top[l + 4] : top[l];
+        top[0] = top[1] > top[0] ? top[1] : top[0];
+        top[2] = top[3] > top[2] ? top[3] : top[2];
+        sums[0] = ((total[0] + total[1]) + (total[2] + total[3]))
+                  + ((total[4] + total[5]) + (total[6] + total[7]));
+        sums[1] = top[2] > top[0] ? top[2] : top[0];
+        return ((dot[0] + dot[1]) + (dot[2] + dot[3]))
+               + ((dot[4] + dot[5]) + (dot[6] + dot[7]));
+    }
+
+    /* The lowest degree p (3 to 12) of the series of e^{-+d} whose truncation error
+       e^{2 dmax} dmax^(p+1) / (p+1)! stays below 1e-17 relative for all
+       |d| <= dmax <= GA_STEP_MAX. */
+    static inline int ga_series_degree(double dmax) {
+        static const double limits[9] = {1.2e-4, 1e-3, 4e-3, 1.2e-2, 2.5e-2, 5e-2,
+                                         8.5e-2, 0.13, 0.19};
+        int p = 0;
+        while (p < 9 && dmax > limits[p])
+            p++;
+        return p + 3;
+    }
+
+    /* STEP(p) for the series degree of dmax, p a constant in each branch (so that
+       the loops are unrolled and vectorized). */
+    #define GA_BY_DEGREE(DMAX, STEP)                                                \
+        switch (ga_series_degree(DMAX)) {                                           \
+            case 3: STEP(3); break;                                                 \
+            case 4: STEP(4); break;                                                 \
+            case 5: STEP(5); break;                                                 \
+            case 6: STEP(6); break;                                                 \
+            case 7: STEP(7); break;                                                 \
+            case 8: STEP(8); break;                                                 \
+            case 9: STEP(9); break;                                                 \
+            case 10: STEP(10); break;                                               \
+            case 11: STEP(11); break;                                               \
+            default: STEP(12);                                                      \
+        }
+
+    /* The EG+- pass for |step| max|x| <= GA_STEP_MAX, with max |x| in sums[1] on
+       entry. x_next NULL: no next row (the sums are then of x). */
+    GA_SIMD static double ga_scale_pm_dot(double* theta, double* num, double* den,
+                                          double step, const double* x,
+                                          const double* x_next, Py_ssize_t n,
+                                          double* sums) {
+        double dot = 0.0;
+        if (x_next == NULL)
+            x_next = x;
+        #define GA_PM_PASS(P) dot = ga_pm_pass(theta, num, den, step, x, x_next, n, P, sums)
+        GA_BY_DEGREE(fabs(step) * sums[1], GA_PM_PASS)
+        return dot;
+    }
+
+    /* The factors of a CSR row's multiplicative step d_q = step x_q, all
+       |d_q| <= dmax. For dmax <= GA_STEP_MAX (returns 1): down_q = e^{-d_q} - 1 and
+       (if up is not NULL) up_q = e^{d_q} - 1 by the series above, so that a term
+       scales with one rounding, t + t down_q; beyond (returns 0) the factors
+       e^{-+d_q} themselves, by ga_exp (t + t (e^{-d} - 1) would cancel). */
+    #define GA_FACTOR_LOOP(P)                                                       \
+        for (q = 0; q < n; q++) {                                                   \
+            ga_expm1_pm(step * x[q], P, &minus, &plus);                             \
+            down[q] = minus;                                                        \
+            if (up) up[q] = plus;                                                   \
+        }
+    GA_SIMD static int ga_step_factors(double step, const double* x, double* down,
+                                       double* up, Py_ssize_t n, double dmax) {
+        Py_ssize_t q;
+        double minus, plus;
+        if (dmax <= GA_STEP_MAX) {
+            GA_BY_DEGREE(dmax, GA_FACTOR_LOOP)
+            return 1;
+        }
+        for (q = 0; q < n; q++) {
+            down[q] = ga_exp(-step * x[q]);
+            if (up) up[q] = ga_exp(step * x[q]);
+        }
+        return 0;
+    }
+
+    /* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
+       num *= e^{-d} (softmax, exp: den is num) with the series degree of dmax =
+       |step| max|x| (ga_series_degree, below); returns the new sum of num. */
+    #define GA_SCALE_LOOP(P)                                                        \
+        for (; q + 4 <= n; q += 4)                                                  \
+            for (l = 0; l < 4; l++) {                                               \
+                d = step * x[q + l];                                                \
+                theta[q + l] -= d;                                                  \
+                ga_expm1_pm(d, P, &down, &up);                                      \
+                num[q + l] += num[q + l] * down;                                    \
+                total[l] += num[q + l];                                             \
+            }                                                                       \
+        for (; q < n; q++) {                                                        \
+            d = step * x[q];                                                        \
+            theta[q] -= d;                                                          \
+            ga_expm1_pm(d, P, &down, &up);                                          \
+            num[q] += num[q] * down;                                                \
+            total[0] += num[q];                                                     \
+        }
+    GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
+                                         double step, const double* x, Py_ssize_t n,
+                                         double dmax) {
+        double total[4] = {0.0, 0.0, 0.0, 0.0}, d, down, up;
+        Py_ssize_t q = 0;
+        int l;
+        GA_BY_DEGREE(dmax, GA_SCALE_LOOP)
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
@@ -478,12 +552,11 @@ cdef extern from *:
     void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
                         double p, Py_ssize_t n) noexcept nogil
     double GA_STEP_MAX
-    double ga_exp_small(double d) noexcept nogil
-    void ga_cosh_sinh(double d, double* c, double* s) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
-                          Py_ssize_t n) noexcept nogil
-    double ga_scale_pm_terms(double* theta, double* num, double* den, double step,
-                             const double* x, Py_ssize_t n) noexcept nogil
+                          Py_ssize_t n, double dmax) noexcept nogil
+    double ga_scale_pm_dot(double* theta, double* num, double* den, double step,
+                           const double* x, const double* x_next, Py_ssize_t n,
+                           double* sums) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
     void ga_prefetch(const void* p) noexcept nogil
@@ -492,7 +565,7 @@ cdef extern from *:
                              double shift, int pm, Py_ssize_t n) noexcept nogil
     double ga_term_changes(const double* new, const double* old, Py_ssize_t n,
                            double* mass, double* top) noexcept nogil
-    void ga_step_factors(double step, const double* x, double* down, double* up,
+    bint ga_step_factors(double step, const double* x, double* down, double* up,
                          Py_ssize_t n, double dmax) noexcept nogil
 
 from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
@@ -580,7 +653,9 @@ cdef struct State:
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
     double* dot         # k   psi(Theta) x of the next trial, summed during the update
-    bint dot_ready      #     whether dot holds it (dense psi = identity)
+    bint dot_ready      #     whether dot holds it (dense psi = identity, eg_pm)
+    double x_top        #     max |x| of the next dense row, summed by an EG+- update
+    bint x_top_ready    #     whether x_top holds it
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
@@ -825,16 +900,16 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
     """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
     cdef Py_ssize_t base = j * s.n
     cdef double total
+    if s.psi == PSI_EG_PM:
+        _update_pm_row(s, j, step, x, NULL, x_top)
+        return
     if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
             or s.age[j] >= RENEW_DENSE):
         ga_axpy(s.theta + base, step, x, s.n)
         _recompute_row(s, j)
         return
-    if s.psi == PSI_EG_PM:
-        total = ga_scale_pm_terms(s.theta + base, s.num + base, s.den + base, step, x,
-                                  s.n)
-    else:
-        total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n)
+    total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n,
+                           fabs(step) * x_top)
     s.age[j] += 1.0
     if not _normalized(s.psi):
         return
@@ -844,6 +919,37 @@ cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x
         _recompute_row(s, j)
     else:
         _set_scale(s, j)
+
+
+cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,
+                           const double* x_next, double x_top) noexcept nogil:
+    """Dense EG+- update of row j (max |x| = x_top) in one pass over the row.
+
+    Returns the next trial's sum (num - den) x_next (x_next may be NULL: 0) and
+    stores max |x_next| in s.x_top, both summed in the same pass when the step
+    is small; otherwise the row is recomputed and they are summed afterwards.
+    """
+    cdef Py_ssize_t base = j * s.n
+    cdef double sums[2]
+    cdef double dot
+    # Each term is scaled with one rounding (t + t (e^{-+d} - 1)), half the error of
+    # a product by a rounded factor: twice RENEW_DENSE updates drift no further.
+    if fabs(step) * x_top <= GA_STEP_MAX and s.age[j] < 2.0 * RENEW_DENSE:
+        sums[1] = x_top
+        dot = ga_scale_pm_dot(s.theta + base, s.num + base, s.den + base, step, x,
+                              x_next, s.n, sums)
+        if x_next != NULL:
+            s.x_top, s.x_top_ready = sums[1], True
+        s.age[j] += 1.0
+        s.norm[j] = sums[0]
+        # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
+        if TERM_LOW < sums[0] < TERM_HIGH:
+            _set_scale(s, j)
+            return dot
+    else:
+        ga_axpy(s.theta + base, step, x, s.n)
+    _recompute_row(s, j)
+    return ga_dot_diff(s.num + base, s.den + base, x_next, s.n) if x_next != NULL else 0.0
 
 
 cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
@@ -877,7 +983,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* nums = s.num + base
     cdef double* dens = s.den + base
     cdef double top = 0.0, old, new, num, den, d, shift, total = 0.0, mass = 0.0
-    cdef bint pm
+    cdef bint pm, small
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
@@ -893,8 +999,8 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         # from it (so that they can grow back).
         pm = s.psi == PSI_EG_PM
         shift = s.shift[j]
-        ga_step_factors(step, x_val, s.row_num, s.row_den if pm else NULL, nnz,
-                        fabs(step) * x_top)
+        small = ga_step_factors(step, x_val, s.row_num, s.row_den if pm else NULL, nnz,
+                                fabs(step) * x_top)
         for q in range(nnz):
             i = x_ind[q]
             d = step * x_val[q]
@@ -907,8 +1013,12 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             else:
                 if not s.lazy:
                     theta[i] -= d
-                num *= s.row_num[q]
-                den = den * s.row_den[q] if pm else num
+                if small:  # t e^{-d} = t + t (e^{-d} - 1), one rounding
+                    num += num * s.row_num[q]
+                    den = den + den * s.row_den[q] if pm else num
+                else:
+                    num *= s.row_num[q]
+                    den = den * s.row_den[q] if pm else num
                 if s.lazy and not _terms_hold(s, num, den):
                     theta[i] = _theta_of_terms(s, nums[i], dens[i], shift) - d
             nums[i] = num
@@ -1363,11 +1473,12 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     """One trial of KW01 Figure 5; returns False if anything became non-finite.
 
     ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
-    its dot products are summed in the same pass as this trial's update.
+    or eg_pm its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j
     cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
-    cdef bint fuse = dense and x_next != NULL and s.psi == PSI_IDENTITY
+    cdef bint fuse = dense and x_next != NULL and (s.psi == PSI_IDENTITY
+                                                   or s.psi == PSI_EG_PM)
     if s.options:
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
     for j in range(s.k):
@@ -1392,15 +1503,20 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
         step_scale *= s.U
     if s.psi != PSI_IDENTITY and s.psi != PSI_PNORM and nnz > 0:
-        x_top = ga_max(x_val, nnz, 1)
+        x_top = s.x_top if dense and s.x_top_ready else ga_max(x_val, nnz, 1)
+    s.x_top_ready = False
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
         # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
         if residual == 0.0:
-            if fuse:
+            if fuse and s.psi == PSI_EG_PM:
+                s.dot[j] = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_next, nnz)
+            elif fuse:
                 s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
             continue
-        if fuse:
+        if fuse and s.psi == PSI_EG_PM:
+            s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
+        elif fuse:
             s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
                                    x_next, nnz)
         elif dense:
@@ -1528,7 +1644,7 @@ cdef class TrialLoop:
         cdef const double* x_next
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
-        self.s.dot_ready = False
+        self.s.dot_ready = self.s.x_top_ready = False
         with nogil:
             while t < n_trials:
                 r = order[t]
