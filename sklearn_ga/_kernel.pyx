@@ -982,8 +982,11 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* theta = s.theta + base
     cdef double* nums = s.num + base
     cdef double* dens = s.den + base
-    cdef double top = 0.0, old, new, num, den, d, shift, total = 0.0, mass = 0.0
-    cdef bint pm, small
+    cdef double top = 0.0, old, new, num, den, shift, total = 0.0, mass = 0.0
+    cdef double* down
+    cdef double* up
+    cdef double* olds
+    cdef bint pm, small, lazy
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
@@ -999,37 +1002,39 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         # from it (so that they can grow back).
         pm = s.psi == PSI_EG_PM
         shift = s.shift[j]
-        small = ga_step_factors(step, x_val, s.row_num, s.row_den if pm else NULL, nnz,
+        # Locals: with -fno-strict-aliasing (Python's flags) the fields of s would be
+        # reloaded after every store to the terms.
+        lazy, down, up, olds = s.lazy, s.row_num, s.row_den, s.row_theta
+        small = ga_step_factors(step, x_val, down, up if pm else NULL, nnz,
                                 fabs(step) * x_top)
         for q in range(nnz):
             i = x_ind[q]
-            d = step * x_val[q]
             num, den = nums[i], dens[i]
             old = num + den if pm else num
-            if not _terms_hold(s, num, den):
-                theta[i] -= d
+            if num < UNDERFLOW or (pm and den < UNDERFLOW):  # not _terms_hold
+                theta[i] -= step * x_val[q]
                 num = ga_exp(theta[i] - shift)
                 den = ga_exp(-theta[i] - shift) if pm else num
             else:
-                if not s.lazy:
-                    theta[i] -= d
                 if small:  # t e^{-d} = t + t (e^{-d} - 1), one rounding
-                    num += num * s.row_num[q]
-                    den = den + den * s.row_den[q] if pm else num
+                    num += num * down[q]
+                    den = den + den * up[q] if pm else num
                 else:
-                    num *= s.row_num[q]
-                    den = den * s.row_den[q] if pm else num
-                if s.lazy and not _terms_hold(s, num, den):
-                    theta[i] = _theta_of_terms(s, nums[i], dens[i], shift) - d
+                    num *= down[q]
+                    den = den * up[q] if pm else num
+                if not lazy:
+                    theta[i] -= step * x_val[q]
+                elif num < UNDERFLOW or (pm and den < UNDERFLOW):
+                    theta[i] = _theta_of_terms(s, nums[i], dens[i], shift) - step * x_val[q]
             nums[i] = num
             if pm:
                 dens[i] = den
                 num += den
             # The factor is used: its slot keeps the new term, for the sums below.
-            s.row_num[q] = num
-            s.row_theta[q] = old
+            down[q] = num
+            olds[q] = old
         if _normalized(s.psi):
-            total = ga_term_changes(s.row_num, s.row_theta, nnz, &mass, &top)
+            total = ga_term_changes(down, olds, nnz, &mass, &top)
             _renormalize_sparse_row(s, j, total, mass, top)
         return
     for q in range(nnz):
