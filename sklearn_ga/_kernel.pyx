@@ -1037,27 +1037,28 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             total = ga_term_changes(down, olds, nnz, &mass, &top)
             _renormalize_sparse_row(s, j, total, mass, top)
         return
+    lazy, pm, shift = s.lazy, s.psi == PSI_EG_PM, s.shift[j]
+    olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
     for q in range(nnz):
         i = x_ind[q]
-        if s.lazy and _terms_hold(s, nums[i], dens[i]):
-            theta[i] = _theta_of_terms(s, nums[i], dens[i], s.shift[j])
+        if lazy and _terms_hold(s, nums[i], dens[i]):
+            theta[i] = _theta_of_terms(s, nums[i], dens[i], shift)
         theta[i] -= step * x_val[q]
-        s.row_theta[q] = theta[i]
-    _terms(s, s.row_theta, s.row_num, s.row_den, s.shift[j], nnz)
+        olds[q] = theta[i]
+    _terms(s, olds, down, up, shift, nnz)
     if not _normalized(s.psi):
         for q in range(nnz):
-            s.num[base + x_ind[q]] = s.row_num[q]
+            nums[x_ind[q]] = down[q]
         return
     for q in range(nnz):
-        i = base + x_ind[q]
-        old = s.den[i] + (s.num[i] if s.psi == PSI_EG_PM else 0.0)
-        s.num[i] = s.row_num[q]
-        s.den[i] = s.row_den[q]
-        new = s.row_den[q] + (s.row_num[q] if s.psi == PSI_EG_PM else 0.0)
+        i = x_ind[q]
+        old = dens[i] + (nums[i] if pm else 0.0)
+        nums[i] = down[q]
+        dens[i] = up[q]
+        new = up[q] + (down[q] if pm else 0.0)
         total += new - old
         mass += fabs(new) + fabs(old)
-        if new > top:
-            top = new
+        top = new if new > top else top
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
