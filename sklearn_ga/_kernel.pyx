@@ -685,6 +685,7 @@ cdef inline bint _geodesic(int psi) noexcept nogil:
 cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
                  Py_ssize_t n) noexcept nogil:
     """num and den of n parameters (HKW §III, KW01 §3, DESIGN.md table)."""
+    cdef Py_ssize_t q
     if s.psi == PSI_SOFTMAX:
         ga_softmax_terms(theta, num, shift, n)
     elif s.psi == PSI_EG_PM:
@@ -696,8 +697,10 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
         ga_pnorm_terms(theta, num, den, shift, s.p, n)
     elif s.psi == PSI_SPHERE:
-        # omega = U theta / ||theta||_2: the p = 2 terms theta / shift, (theta / shift)^2.
-        ga_pnorm_terms(theta, num, den, shift, 2.0, n)
+        # omega = U theta / ||theta||_2: num = theta / shift, its normalizer term num^2
+        # (not stored: den is num).
+        for q in range(n):
+            num[q] = theta[q] / shift
     elif s.psi == PSI_SIMPLEX:
         ga_square_terms(theta, num, den, shift, n)
 
@@ -721,12 +724,16 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
 
 cdef inline bint _terms_hold(State* s, double num, double den) noexcept nogil:
     """Whether a coordinate's terms determine its theta (none underflowed)."""
-    return num >= UNDERFLOW and (s.psi != PSI_EG_PM or den >= UNDERFLOW)
+    return (s.psi == PSI_SPHERE or num >= UNDERFLOW
+            and (s.psi != PSI_EG_PM or den >= UNDERFLOW))
 
 
 cdef inline double _theta_of_terms(State* s, double num, double den,
                                    double shift) noexcept nogil:
-    """theta from the terms e^{theta - shift} (EG+-: and e^{-theta - shift})."""
+    """theta from the terms e^{theta - shift} (EG+-: and e^{-theta - shift}), or
+    theta / shift (sphere)."""
+    if s.psi == PSI_SPHERE:
+        return num * shift
     if s.psi == PSI_EG_PM and den > num:
         return -(log(den) + shift)
     return log(num) + shift
@@ -734,7 +741,11 @@ cdef inline double _theta_of_terms(State* s, double num, double den,
 
 cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
     """Bring row j's theta up to date with its terms (lazy CSR runs), O(n)."""
-    cdef Py_ssize_t base = j * s.n
+    cdef Py_ssize_t i, base = j * s.n
+    if s.psi == PSI_SPHERE:
+        for i in range(base, base + s.n):
+            s.theta[i] = s.num[i] * s.shift[j]
+        return
     ga_theta_from_terms(s.theta + base, s.num + base, s.den + base, s.shift[j],
                         s.psi == PSI_EG_PM, s.n)
 
@@ -777,7 +788,10 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
 cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
     """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
     cdef Py_ssize_t base = j * s.n
-    s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
+    if s.psi == PSI_SPHERE:
+        s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
+    else:
+        s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
     if s.psi == PSI_EG_PM:
         s.norm[j] += ga_sum(s.num + base, s.n)
     s.mass[j] = 0.0
@@ -986,7 +1000,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
-    cdef bint pm, small, lazy
+    cdef bint pm, small, lazy, sphere
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
@@ -1038,9 +1052,15 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             _renormalize_sparse_row(s, j, total, mass, top)
         return
     lazy, pm, shift = s.lazy, s.psi == PSI_EG_PM, s.shift[j]
+    sphere = s.psi == PSI_SPHERE
     olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
     for q in range(nnz):
         i = x_ind[q]
+        if lazy and sphere:
+            # theta = num shift: the row touches one line per coordinate (theta is
+            # written back at the end of the run).
+            olds[q] = nums[i] * shift - step * x_val[q]
+            continue
         if lazy and _terms_hold(s, nums[i], dens[i]):
             theta[i] = _theta_of_terms(s, nums[i], dens[i], shift)
         theta[i] -= step * x_val[q]
@@ -1052,10 +1072,11 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         return
     for q in range(nnz):
         i = x_ind[q]
-        old = dens[i] + (nums[i] if pm else 0.0)
+        old = _normalizer_term(s, nums[i], dens[i])
+        new = _normalizer_term(s, down[q], up[q])
         nums[i] = down[q]
-        dens[i] = up[q]
-        new = up[q] + (down[q] if pm else 0.0)
+        if not sphere:  # the sphere's den is num
+            dens[i] = up[q]
         total += new - old
         mass += fabs(new) + fabs(old)
         top = new if new > top else top
@@ -1077,7 +1098,10 @@ cdef inline double _unscaled_weight(State* s, double num, double den) noexcept n
 
 
 cdef inline double _normalizer_term(State* s, double num, double den) noexcept nogil:
-    """A coordinate's term of the normalizer norm_j (EG+-: 2 cosh(theta) e^-shift)."""
+    """A coordinate's term of the normalizer norm_j (EG+-: 2 cosh(theta) e^-shift;
+    sphere: num^2, not stored)."""
+    if s.psi == PSI_SPHERE:
+        return num * num
     return num + den if s.psi == PSI_EG_PM else den
 
 
@@ -1373,7 +1397,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double c = s.wx[j], quad = 0.0, radius, g, angle, ratio, alpha, beta, scale
     cdef double sign = 1.0 if r > 0.0 else -1.0
-    cdef bint sphere = s.psi == PSI_SPHERE
+    cdef bint sphere = s.psi == PSI_SPHERE, lazy
     for q in range(nnz):
         quad += x_val[q] * x_val[q] * (1.0 if sphere else
                                        s.scale[j] * s.num[base + (q if dense else x_ind[q])])
@@ -1421,7 +1445,9 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
             s.theta[i] -= beta * x_val[q]
         else:
             s.theta[i] = s.row_x[q] * (alpha - beta * x_val[q])
+    lazy, s.lazy = s.lazy, False  # theta was rebuilt: it holds the row, not the terms
     _recompute_row(s, j)
+    s.lazy = lazy
 
 
 cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
@@ -1606,7 +1632,7 @@ cdef class TrialLoop:
         self.intercept = intercept
         self.num = theta if psi == PSI_IDENTITY else np.empty((k, n))
         self.den = (self.num if psi != PSI_EG_PM and psi != PSI_PNORM
-                    and psi != PSI_SPHERE else np.empty((k, n)))
+                    else np.empty((k, n)))
         self.buffers = np.zeros(8 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
@@ -1684,9 +1710,12 @@ cdef class TrialLoop:
             longest = max(longest, indptr[r + 1] - indptr[r])
         self._row_scratch(longest)
         self.s.dot_ready = False
-        self.s.lazy = not self.s.options and (self.s.psi == PSI_SOFTMAX
-                                              or self.s.psi == PSI_EG_PM
-                                              or self.s.psi == PSI_EXP)
+        # The sphere's terms theta / shift hold theta too; its options (geodesic
+        # steps, Y, the square loss) never read theta but through its terms.
+        self.s.lazy = (not self.s.options and (self.s.psi == PSI_SOFTMAX
+                                               or self.s.psi == PSI_EG_PM
+                                               or self.s.psi == PSI_EXP)
+                       or self.s.psi == PSI_SPHERE)
         with nogil:
             while t < n_trials:
                 r = order[t]
