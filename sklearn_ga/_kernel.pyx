@@ -540,6 +540,7 @@ cdef extern from *:
     }
     """
     double ga_exp(double x) noexcept nogil
+    double ga_log(double x) noexcept nogil
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
     void ga_axpy(double* theta, double step, const double* x,
                  Py_ssize_t n) noexcept nogil
@@ -714,7 +715,8 @@ cdef inline double _scale_value(State* s, double norm, double shift) noexcept no
     elif s.psi == PSI_EG_PM:
         return s.U / norm
     elif s.psi == PSI_PNORM:
-        return 0.0 if norm == 0.0 else shift / pow(norm, (s.p - 2.0) / s.p)
+        # norm^(-(p-2)/p) by the kernel's exp and log: cheaper than libm pow.
+        return 0.0 if norm == 0.0 else shift * ga_exp((2.0 - s.p) / s.p * ga_log(norm))
     elif s.psi == PSI_SPHERE:
         return s.U / sqrt(norm)
     return 1.0
