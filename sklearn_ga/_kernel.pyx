@@ -76,10 +76,10 @@ cdef extern from *:
     #define GA_INLINE static inline
     #endif
 
-    /* e^x to about 1 ulp (2 ulp for subnormal results) in branch-free arithmetic,
-       so loops calling it vectorize: x = k ln2 + r with |r| <= ln2 / 2, e^r by its
-       Taylor series to degree 13 (error < 1e-17) in Estrin's scheme, times 2^k built
-       from the exponent bits in two halves so subnormal results round only once.
+    /* e^x to about 2 ulp in branch-free arithmetic, so loops calling it vectorize:
+       x = k ln2 + r with |r| <= ln2 / 2, e^r by a degree-11 near-minimax (Chebyshev
+       fit) polynomial (error < 4e-17) in Estrin's scheme, times 2^k built from the
+       exponent bits in two halves so subnormal results round only once.
        NaN stays NaN, overflow gives inf, underflow 0 (no -ffast-math needed). */
     static inline double ga_exp(double x) {
         const double shifter = 6755399441055744.0;  /* 1.5 * 2^52: rounds to int */
@@ -93,11 +93,11 @@ cdef extern from *:
         r2 = r * r;
         r4 = r2 * r2;
         r8 = r4 * r4;
-        p = ((1.0 + r) + (0.5 + r * (1.0 / 6)) * r2)
-            + ((1.0 / 24 + r * (1.0 / 120)) + (1.0 / 720 + r * (1.0 / 5040)) * r2) * r4
-            + (((1.0 / 40320 + r * (1.0 / 362880))
-                + (1.0 / 3628800 + r * (1.0 / 39916800)) * r2)
-               + (1.0 / 479001600 + r * (1.0 / 6227020800.0)) * r4) * r8;
+        p = ((1.0 + r) + (0.5 + r * 0.16666666666666666) * r2)
+            + ((0.04166666666665136 + r * 0.008333333333332155)
+               + (0.0013888888905881542 + r * 0.0001984126985433861) * r2) * r4
+            + ((2.4801536388690766e-05 + r * 2.755728006701698e-06)
+               + (2.761380686153829e-07 + r * 2.5095554677111112e-08) * r2) * r8;
         half = k * 0.5 + shifter;
         rest = (k - (half - shifter)) + shifter;
         memcpy(&b1, &half, 8);
@@ -109,9 +109,10 @@ cdef extern from *:
         return p * s1 * s2;
     }
 
-    /* ln x for normal x > 0 (and NaN, inf) to about 1 ulp, branch-free like ga_exp: x = m 2^k with
-       m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh z for z = (m - 1) / (m + 1),
-       |z| < 0.172, by its series to z^19 (error < 1e-17). */
+    /* ln x for normal x > 0 (and NaN, inf) to about 2 ulp, branch-free like ga_exp:
+       x = m 2^k with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh z = 2 z + z^3 h(z^2)
+       for z = (m - 1) / (m + 1), |z| < 0.172, h a degree-6 near-minimax (Chebyshev
+       fit) polynomial (error < 1e-17). */
     static inline double ga_log(double x) {
         const double two52 = 4503599627370496.0;
         uint64_t bits, exponent_bits;
@@ -126,42 +127,46 @@ cdef extern from *:
         m = m > 1.4142135623730951 ? 0.5 * m : m;
         z = (m - 1.0) / (m + 1.0);
         z2 = z * z;
-        series = 1.0 / 19;
-        series = series * z2 + 1.0 / 17;
-        series = series * z2 + 1.0 / 15;
-        series = series * z2 + 1.0 / 13;
-        series = series * z2 + 1.0 / 11;
-        series = series * z2 + 1.0 / 9;
-        series = series * z2 + 1.0 / 7;
-        series = series * z2 + 1.0 / 5;
-        series = series * z2 + 1.0 / 3;
+        series = 0.14618236865830497;
+        series = series * z2 + 0.15331576916675838;
+        series = series * z2 + 0.18182893480846;
+        series = series * z2 + 0.2222221107497463;
+        series = series * z2 + 0.2857142862634218;
+        series = series * z2 + 0.39999999999898694;
+        series = series * z2 + 0.666666666666667;
         series = k * 6.93147180369123816490e-01
-                 + (2.0 * z + 2.0 * z * z2 * series + k * 1.90821492927058770002e-10);
+                 + (2.0 * z + z * z2 * series + k * 1.90821492927058770002e-10);
         return x <= 1.7976931348623157e308 ? series : x;  /* NaN and inf stay */
     }
 
     /* p-norm terms: num = sign(t) r^(p - 1), den = r^p with r = |t| / shift; the
        power is e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300
-       gives 0, below the normalizer's rounding, which is >= 1). */
+       gives 0, below the normalizer's rounding, which is >= 1). The logs and the
+       exps run in two passes: one fused loop spills registers and runs slower. */
     GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double* den,
                                        double shift, double p, Py_ssize_t n) {
         Py_ssize_t q;
         double t, r, power;
-        if (p == 2.0)  /* sphere: no power to take (a test inside would be if-converted) */
+        if (p == 2.0) {  /* sphere: no power to take (a test inside would be if-converted) */
             for (q = 0; q < n; q++) {
                 r = theta[q] / shift;
                 num[q] = r;
                 den[q] = r * r;
             }
-        else
-            for (q = 0; q < n; q++) {
-                t = theta[q];
-                r = fabs(t) / shift;
-                power = r < 1e-300 ? 0.0
-                        : ga_exp((p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r));
-                num[q] = t < 0.0 ? -power : power;
-                den[q] = power * r;
-            }
+            return;
+        }
+        for (q = 0; q < n; q++) {
+            r = fabs(theta[q]) / shift;
+            num[q] = r;
+            den[q] = (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
+        }
+        for (q = 0; q < n; q++) {
+            t = theta[q];
+            r = num[q];
+            power = r < 1e-300 ? 0.0 : ga_exp(den[q]);
+            num[q] = t < 0.0 ? -power : power;
+            den[q] = power * r;
+        }
     }
 
     /* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
@@ -535,6 +540,7 @@ cdef extern from *:
     }
     """
     double ga_exp(double x) noexcept nogil
+    double ga_log(double x) noexcept nogil
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
     void ga_axpy(double* theta, double step, const double* x,
                  Py_ssize_t n) noexcept nogil
@@ -712,7 +718,8 @@ cdef inline double _scale_value(State* s, double norm, double shift) noexcept no
     elif s.psi == PSI_EG_PM:
         return s.U / norm
     elif s.psi == PSI_PNORM:
-        return 0.0 if norm == 0.0 else shift / pow(norm, (s.p - 2.0) / s.p)
+        # norm^(-(p-2)/p) by the kernel's exp and log: cheaper than libm pow.
+        return 0.0 if norm == 0.0 else shift * ga_exp((2.0 - s.p) / s.p * ga_log(norm))
     elif s.psi == PSI_SPHERE:
         return s.U / sqrt(norm)
     return 1.0
