@@ -28,12 +28,15 @@ Design
   recomputed in O(n) only when the shift drifts, when the changes summed into the
   normalizer could have eaten its precision, or after TOUCH_LIMIT * n touched
   coordinates: O(nnz) amortized per trial.
-* In a plain CSR run of softmax, eg_pm or exp ("lazy" theta) the terms hold theta
-  (theta = ln num + shift; eg_pm: from its larger term): an update touches one
-  array of terms (eg_pm: two) at random coordinates, as SGD touches its weights,
-  and theta is written back at the end of the run and before a row is recomputed.
-  A coordinate whose terms underflow (below 1e-300) hands theta back to the theta
-  array, which then updates it and recomputes the terms from it.
+* In a CSR run of softmax, eg_pm or exp without options, and of the geodesic
+  sphere and simplex, the terms hold theta ("lazy" theta): theta = ln num + shift
+  (eg_pm: from its larger term), or num shift for the geodesic psi, whose one
+  stored term is num = theta / shift (normalizer term num^2; the simplex weighs
+  num^2). An update touches one array of terms (eg_pm: two) at random coordinates,
+  as SGD touches its weights, and theta is written back at the end of the run and
+  before a row is recomputed. A coordinate whose exponential terms underflow
+  (below 1e-300) hands theta back to the theta array, which then updates it and
+  recomputes the terms from it.
 * Dense psi = identity and eg_pm sum the next trial's dot product in the same pass
   as this trial's update, so X is streamed once; eg_pm also sums its normalizer and
   the next max |x_i| there.
@@ -520,19 +523,6 @@ cdef extern from *:
         }
     }
 
-    /* Simplex (Fisher metric) terms: omega_i = theta_i^2 / sum theta^2 (KMWW Ex. 3
-       with theta = sqrt(p) up to scale); num = den = (theta / shift)^2. */
-    GA_SIMD static void ga_square_terms(const double* theta, double* num, double* den,
-                                        double shift, Py_ssize_t n) {
-        Py_ssize_t q;
-        double r;
-        for (q = 0; q < n; q++) {
-            r = theta[q] / shift;
-            num[q] = r * r;
-            den[q] = r * r;
-        }
-    }
-
     GA_SIMD static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
         Py_ssize_t q;
         for (q = 0; q < n; q++)
@@ -553,8 +543,6 @@ cdef extern from *:
     void ga_eg_pm_terms(const double* theta, double* num, double* den, double shift,
                         Py_ssize_t n) noexcept nogil
     void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) noexcept nogil
-    void ga_square_terms(const double* theta, double* num, double* den, double shift,
-                         Py_ssize_t n) noexcept nogil
     void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
                         double p, Py_ssize_t n) noexcept nogil
     double GA_STEP_MAX
@@ -702,13 +690,12 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
     elif s.psi == PSI_PNORM:
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
         ga_pnorm_terms(theta, num, den, shift, s.p, n)
-    elif s.psi == PSI_SPHERE:
-        # omega = U theta / ||theta||_2: num = theta / shift, its normalizer term num^2
-        # (not stored: den is num).
+    elif _geodesic(s.psi):
+        # omega = U theta / ||theta||_2 (sphere) or theta^2 / ||theta||_2^2 (simplex,
+        # KMWW Ex. 3 with theta = sqrt(omega) up to a factor): num = theta / shift;
+        # the normalizer term num^2 is not stored (den is num).
         for q in range(n):
             num[q] = theta[q] / shift
-    elif s.psi == PSI_SIMPLEX:
-        ga_square_terms(theta, num, den, shift, n)
 
 
 cdef inline double _scale_value(State* s, double norm, double shift) noexcept nogil:
@@ -731,25 +718,33 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
 
 cdef inline bint _terms_hold(State* s, double num, double den) noexcept nogil:
     """Whether a coordinate's terms determine its theta (none underflowed)."""
-    return (s.psi == PSI_SPHERE or num >= UNDERFLOW
+    return (_geodesic(s.psi) or num >= UNDERFLOW
             and (s.psi != PSI_EG_PM or den >= UNDERFLOW))
 
 
 cdef inline double _theta_of_terms(State* s, double num, double den,
                                    double shift) noexcept nogil:
     """theta from the terms e^{theta - shift} (EG+-: and e^{-theta - shift}), or
-    theta / shift (sphere)."""
-    if s.psi == PSI_SPHERE:
+    theta / shift (sphere, simplex)."""
+    if _geodesic(s.psi):
         return num * shift
     if s.psi == PSI_EG_PM and den > num:
         return -(log(den) + shift)
     return log(num) + shift
 
 
+cdef inline double _theta_at(State* s, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
+    """The current theta_ji, from the terms when they hold it (lazy CSR runs)."""
+    cdef Py_ssize_t c = j * s.n + i
+    if s.lazy and _terms_hold(s, s.num[c], s.den[c]):
+        return _theta_of_terms(s, s.num[c], s.den[c], s.shift[j])
+    return s.theta[c]
+
+
 cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
     """Bring row j's theta up to date with its terms (lazy CSR runs), O(n)."""
     cdef Py_ssize_t i, base = j * s.n
-    if s.psi == PSI_SPHERE:
+    if _geodesic(s.psi):
         for i in range(base, base + s.n):
             s.theta[i] = s.num[i] * s.shift[j]
         return
@@ -795,7 +790,7 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
 cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
     """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
     cdef Py_ssize_t base = j * s.n
-    if s.psi == PSI_SPHERE:
+    if _geodesic(s.psi):
         s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
     else:
         s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
@@ -1007,7 +1002,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
-    cdef bint pm, small, lazy, sphere
+    cdef bint pm, small, lazy, geodesic
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
@@ -1059,11 +1054,11 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             _renormalize_sparse_row(s, j, total, mass, top)
         return
     lazy, pm, shift = s.lazy, s.psi == PSI_EG_PM, s.shift[j]
-    sphere = s.psi == PSI_SPHERE
+    geodesic = _geodesic(s.psi)
     olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
     for q in range(nnz):
         i = x_ind[q]
-        if lazy and sphere:
+        if lazy and geodesic:
             # theta = num shift: the row touches one line per coordinate (theta is
             # written back at the end of the run).
             olds[q] = nums[i] * shift - step * x_val[q]
@@ -1082,7 +1077,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         old = _normalizer_term(s, nums[i], dens[i])
         new = _normalizer_term(s, down[q], up[q])
         nums[i] = down[q]
-        if not sphere:  # the sphere's den is num
+        if not geodesic:  # their den is num
             dens[i] = up[q]
         total += new - old
         mass += fabs(new) + fabs(old)
@@ -1101,13 +1096,15 @@ cdef int IMPLICIT_MAX_STEPS = 200
 
 cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:
     """omega_ji / scale_j of a coordinate, from its terms num and den."""
+    if s.psi == PSI_SIMPLEX:
+        return num * num
     return num - den if s.psi == PSI_EG_PM else num
 
 
 cdef inline double _normalizer_term(State* s, double num, double den) noexcept nogil:
     """A coordinate's term of the normalizer norm_j (EG+-: 2 cosh(theta) e^-shift;
-    sphere: num^2, not stored)."""
-    if s.psi == PSI_SPHERE:
+    sphere and simplex: num^2, not stored)."""
+    if _geodesic(s.psi):
         return num * num
     return num + den if s.psi == PSI_EG_PM else den
 
@@ -1406,8 +1403,8 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     cdef double sign = 1.0 if r > 0.0 else -1.0
     cdef bint sphere = s.psi == PSI_SPHERE, lazy
     for q in range(nnz):
-        quad += x_val[q] * x_val[q] * (1.0 if sphere else
-                                       s.scale[j] * s.num[base + (q if dense else x_ind[q])])
+        quad += x_val[q] * x_val[q] * (1.0 if sphere else s.scale[j] * _unscaled_weight(
+            s, s.num[base + (q if dense else x_ind[q])], 0.0))
     radius = s.U if sphere else 2.0
     g = quad - c * c / (radius * radius) if sphere else quad - c * c
     if not g > 0.0:
@@ -1431,7 +1428,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
                 _update_sparse_row(s, j, scale, x_val, x_ind, nnz, 0.0)
             return
         for q in range(nnz):
-            s.row_x[q] = s.theta[base + (q if dense else x_ind[q])] * x_val[q]
+            s.row_x[q] = _theta_at(s, j, q if dense else x_ind[q]) * x_val[q]
         if dense:
             ga_axpy(s.theta + base, beta / alpha, s.row_x, nnz)
             _recompute_row(s, j)
@@ -1439,6 +1436,8 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
             _update_sparse_row(s, j, beta / alpha, s.row_x, x_ind, nnz, 0.0)
         return
     # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
+    if s.lazy:
+        _sync_theta_row(s, j)
     for q in range(nnz):
         s.row_x[q] = s.theta[base + (q if dense else x_ind[q])]
     for i in range(s.n):
@@ -1717,12 +1716,12 @@ cdef class TrialLoop:
             longest = max(longest, indptr[r + 1] - indptr[r])
         self._row_scratch(longest)
         self.s.dot_ready = False
-        # The sphere's terms theta / shift hold theta too; its options (geodesic
-        # steps, Y, the square loss) never read theta but through its terms.
+        # The geodesic psi's terms theta / shift hold theta too; their options
+        # (geodesic steps, Y, the square loss) read theta through _theta_at.
         self.s.lazy = (not self.s.options and (self.s.psi == PSI_SOFTMAX
                                                or self.s.psi == PSI_EG_PM
                                                or self.s.psi == PSI_EXP)
-                       or self.s.psi == PSI_SPHERE)
+                       or _geodesic(self.s.psi))
         with nogil:
             while t < n_trials:
                 r = order[t]
