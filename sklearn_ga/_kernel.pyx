@@ -268,14 +268,6 @@ cdef extern from *:
     /* Steps |d| <= GA_STEP_MAX update exponential terms by series (see below). */
     #define GA_STEP_MAX 0.25
 
-    /* A hint to load the cache line of p ahead of its use (the next CSR row's
-       coordinates are known one trial early, so their cache misses overlap). */
-    static inline void ga_prefetch(const void* p) {
-    #if defined(__GNUC__)
-        __builtin_prefetch(p, 1, 3);
-    #endif
-    }
-
     /* 1 / k! for the series of e^{-+d} below. */
     static const double ga_inv_factorial[13] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
         1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800,
@@ -553,7 +545,6 @@ cdef extern from *:
                            double* sums) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
-    void ga_prefetch(const void* p) noexcept nogil
     bint ga_all_finite(const double* v, Py_ssize_t n) noexcept nogil
     void ga_theta_from_terms(double* theta, const double* num, const double* den,
                              double shift, int pm, Py_ssize_t n) noexcept nogil
@@ -1567,25 +1558,6 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     return True
 
 
-cdef void _prefetch_row(State* s, const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
-    """Start loading the parameters and terms that a CSR row touches.
-
-    Called one trial ahead, so that the row's cache misses (random coordinates of
-    arrays larger than the cache) overlap with the current trial's work.
-    """
-    cdef Py_ssize_t q, i, j
-    cdef bint terms = s.num != s.theta, pm = s.den != s.num
-    for j in range(s.k):
-        for q in range(nnz):
-            i = j * s.n + x_ind[q]
-            if not s.lazy:
-                ga_prefetch(s.theta + i)
-            if terms:
-                ga_prefetch(s.num + i)
-            if pm:
-                ga_prefetch(s.den + i)
-
-
 cdef bint _state_finite(State* s) noexcept nogil:
     cdef Py_ssize_t q, size = s.k * s.n
     if not (ga_all_finite(s.theta, size) and ga_all_finite(s.num, size)
@@ -1728,9 +1700,6 @@ cdef class TrialLoop:
                 start = indptr[r]
                 nnz = indptr[r + 1] - start
                 seen += nnz
-                if t + 1 < n_trials:
-                    _prefetch_row(&self.s, columns + indptr[order[t + 1]],
-                                  indptr[order[t + 1] + 1] - indptr[order[t + 1]])
                 if weighted:
                     weight = sample_weight[r]
                 ok = _trial(&self.s, values + start, columns + start, nnz, False,
