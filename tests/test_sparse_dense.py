@@ -158,3 +158,18 @@ def test_csr_terms_that_underflow_and_grow_back_equal_dense(psi):
         _assert_same_model(dense, sparse)
         highest = max(highest, sparse.theta_[0, 1])
     assert highest > lowest + 700  # it grew back
+
+
+@pytest.mark.parametrize("psi", ["sphere", "simplex"])
+def test_csr_long_geodesic_steps_equal_dense(psi):
+    # Large steps rebuild the whole row from its weights (KMWW Examples 2 and 3, the
+    # kernel's long geodesic step); in a CSR pass, where the terms hold theta, the
+    # row's theta is brought up to date first. Several rows per pass, so the terms
+    # hold theta across such steps. Only 20: steps this long are chaotic (a change
+    # of X by 1e-15 relative changes the weights by ~1 after 200 trials, dense alone).
+    X = _inputs(m=20, n=8) * 4.0
+    y = np.tanh(X[:, 0] - X[:, 1] + X[:, 2])
+    params = dict(psi=psi, phi="tanh", eta=8.0, U=1.0)
+    dense = GARegressor(**params).partial_fit(X, y)
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), y)
+    _assert_same_model(dense, sparse)
