@@ -150,7 +150,7 @@ cdef extern from *:
                                        double shift, double p, Py_ssize_t n) {
         Py_ssize_t q;
         double t, r, power;
-        if (p == 2.0) {  /* sphere: no power to take (a test inside would be if-converted) */
+        if (p == 2.0) {  /* no power to take (a test inside would be if-converted) */
             for (q = 0; q < n; q++) {
                 r = theta[q] / shift;
                 num[q] = r;
@@ -213,30 +213,18 @@ cdef extern from *:
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
-    /* Whether every v_i is finite: v * 0 is 0, or NaN for NaN and +-inf, and a sum
-       with a NaN is NaN (a vectorized test, no branch per element). */
-    GA_SIMD static int ga_all_finite(const double* v, Py_ssize_t n) {
+    /* sum_i c v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. With c = 0 the
+       sum is 0 if every v_i is finite and NaN otherwise (v * 0 is NaN for NaN and
+       +-inf): a vectorized finiteness test, no branch per element. */
+    GA_SIMD static double ga_sum(const double* v, double c, Py_ssize_t n) {
         double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
         Py_ssize_t q = 0;
         int l;
         for (; q + 8 <= n; q += 8)
             for (l = 0; l < 8; l++)
-                s[l] += v[q + l] * 0.0;
+                s[l] += c * v[q + l];
         for (; q < n; q++)
-            s[0] += v[q] * 0.0;
-        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) == 0.0;
-    }
-
-    /* sum_i v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. */
-    GA_SIMD static double ga_sum(const double* v, Py_ssize_t n) {
-        double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-        Py_ssize_t q = 0;
-        int l;
-        for (; q + 8 <= n; q += 8)
-            for (l = 0; l < 8; l++)
-                s[l] += v[q + l];
-        for (; q < n; q++)
-            s[0] += v[q];
+            s[0] += c * v[q];
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
@@ -528,7 +516,7 @@ cdef extern from *:
                  Py_ssize_t n) noexcept nogil
     double ga_axpy_dot(double* theta, double step, const double* x,
                        const double* x_next, Py_ssize_t n) noexcept nogil
-    double ga_sum(const double* v, Py_ssize_t n) noexcept nogil
+    double ga_sum(const double* v, double c, Py_ssize_t n) noexcept nogil
     double ga_max(const double* v, Py_ssize_t n, int absolute) noexcept nogil
     void ga_softmax_terms(const double* theta, double* num, double shift,
                           Py_ssize_t n) noexcept nogil
@@ -545,7 +533,6 @@ cdef extern from *:
                            double* sums) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
-    bint ga_all_finite(const double* v, Py_ssize_t n) noexcept nogil
     void ga_theta_from_terms(double* theta, const double* num, const double* den,
                              double shift, int pm, Py_ssize_t n) noexcept nogil
     double ga_term_changes(const double* new, const double* old, Py_ssize_t n,
@@ -748,7 +735,7 @@ cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
                       Py_ssize_t seen) noexcept nogil:
     """Bring theta up to date after a lazy CSR run of ``trials`` rows, ``seen``
     nonzeros: coordinate by coordinate when the run touched fewer than n."""
-    cdef Py_ssize_t t, q, j, i
+    cdef Py_ssize_t t, q, j
     if seen >= s.n:
         for j in range(s.k):
             _sync_theta_row(s, j)
@@ -756,9 +743,7 @@ cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
     for t in range(trials):
         for q in range(indptr[order[t]], indptr[order[t] + 1]):
             for j in range(s.k):
-                i = j * s.n + x_ind[q]
-                if _terms_hold(s, s.num[i], s.den[i]):
-                    s.theta[i] = _theta_of_terms(s, s.num[i], s.den[i], s.shift[j])
+                s.theta[j * s.n + x_ind[q]] = _theta_at(s, j, x_ind[q])
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
@@ -784,9 +769,9 @@ cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
     if _geodesic(s.psi):
         s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
     else:
-        s.norm[j] = ga_sum(s.den + base, s.n) if _normalized(s.psi) else 0.0
+        s.norm[j] = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
     if s.psi == PSI_EG_PM:
-        s.norm[j] += ga_sum(s.num + base, s.n)
+        s.norm[j] += ga_sum(s.num + base, 1.0, s.n)
     s.mass[j] = 0.0
     _set_scale(s, j)
 
@@ -1054,9 +1039,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             # written back at the end of the run).
             olds[q] = nums[i] * shift - step * x_val[q]
             continue
-        if lazy and _terms_hold(s, nums[i], dens[i]):
-            theta[i] = _theta_of_terms(s, nums[i], dens[i], shift)
-        theta[i] -= step * x_val[q]
+        theta[i] = _theta_at(s, j, i) - step * x_val[q]
         olds[q] = theta[i]
     _terms(s, olds, down, up, shift, nnz)
     if not _normalized(s.psi):
@@ -1560,8 +1543,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
 
 cdef bint _state_finite(State* s) noexcept nogil:
     cdef Py_ssize_t q, size = s.k * s.n
-    if not (ga_all_finite(s.theta, size) and ga_all_finite(s.num, size)
-            and ga_all_finite(s.den, size)):
+    if not (ga_sum(s.theta, 0.0, size) == 0.0 and ga_sum(s.num, 0.0, size) == 0.0
+            and ga_sum(s.den, 0.0, size) == 0.0):  # 0, or NaN if any is not finite
         return False
     for q in range(s.k):
         if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
