@@ -978,7 +978,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
-    cdef bint pm, small, lazy, geodesic
+    cdef bint pm, small, lazy
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
             theta[x_ind[q]] -= step * x_val[q]
@@ -1029,19 +1029,12 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             total = ga_term_changes(down, olds, nnz, &mass, &top)
             _renormalize_sparse_row(s, j, total, mass, top)
         return
-    lazy, pm, shift = s.lazy, s.psi == PSI_EG_PM, s.shift[j]
-    geodesic = _geodesic(s.psi)
     olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
     for q in range(nnz):
         i = x_ind[q]
-        if lazy and geodesic:
-            # theta = num shift: the row touches one line per coordinate (theta is
-            # written back at the end of the run).
-            olds[q] = nums[i] * shift - step * x_val[q]
-            continue
         theta[i] = _theta_at(s, j, i) - step * x_val[q]
         olds[q] = theta[i]
-    _terms(s, olds, down, up, shift, nnz)
+    _terms(s, olds, down, up, s.shift[j], nnz)
     if not _normalized(s.psi):
         for q in range(nnz):
             nums[x_ind[q]] = down[q]
@@ -1051,11 +1044,43 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         old = _normalizer_term(s, nums[i], dens[i])
         new = _normalizer_term(s, down[q], up[q])
         nums[i] = down[q]
-        if not geodesic:  # their den is num
-            dens[i] = up[q]
+        dens[i] = up[q]
         total += new - old
         mass += fabs(new) + fabs(old)
         top = new if new > top else top
+    _renormalize_sparse_row(s, j, total, mass, top)
+
+
+cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
+                               const double* x_val, const index_t* x_ind,
+                               Py_ssize_t nnz) noexcept nogil:
+    """theta_j <- theta_j - step * x (sphere) or theta_j * (1 - step * x) (simplex) on
+    a CSR row, in one pass: the terms num = theta / shift hold theta in CSR runs, so
+    the step moves them directly and each coordinate costs one random cache line, as
+    in SGD; the normalizer term num^2 changes by new^2 - old^2.
+    """
+    cdef Py_ssize_t q, i
+    cdef double* nums = s.num + j * s.n
+    cdef double old, new, total = 0.0, mass = 0.0, top = 0.0
+    cdef double along = step / s.shift[j]
+    if s.psi == PSI_SPHERE:
+        for q in range(nnz):
+            i = x_ind[q]
+            old = nums[i]
+            new = old - along * x_val[q]
+            nums[i] = new
+            total += new * new - old * old
+            mass += new * new + old * old
+            top = new * new if new * new > top else top
+    else:
+        for q in range(nnz):
+            i = x_ind[q]
+            old = nums[i]
+            new = old - old * (step * x_val[q])
+            nums[i] = new
+            total += new * new - old * old
+            mass += new * new + old * old
+            top = new * new if new * new > top else top
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
@@ -1393,21 +1418,17 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
         alpha = cos(angle) + ratio * c
         beta = ratio
     if alpha >= 0.5:
-        if sphere:
-            # theta = omega shift / scale: theta' = theta - (beta / alpha) shift/scale x.
-            scale = beta / alpha * s.shift[j] / s.scale[j]
-            if dense:
-                _update_dense_row(s, j, scale, x_val, 0.0)
-            else:
-                _update_sparse_row(s, j, scale, x_val, x_ind, nnz, 0.0)
-            return
-        for q in range(nnz):
-            s.row_x[q] = _theta_at(s, j, q if dense else x_ind[q]) * x_val[q]
-        if dense:
-            ga_axpy(s.theta + base, beta / alpha, s.row_x, nnz)
-            _recompute_row(s, j)
+        # Sphere: theta = omega shift / scale, theta' = theta - (beta / alpha)
+        # shift / scale x; simplex: theta' = theta (1 - (beta / alpha) x).
+        scale = beta / alpha * (s.shift[j] / s.scale[j] if sphere else 1.0)
+        if not dense:
+            _geodesic_sparse_row(s, j, scale, x_val, x_ind, nnz)
+        elif sphere:
+            _update_dense_row(s, j, scale, x_val, 0.0)
         else:
-            _update_sparse_row(s, j, beta / alpha, s.row_x, x_ind, nnz, 0.0)
+            for q in range(nnz):
+                s.theta[base + q] -= s.theta[base + q] * (scale * x_val[q])
+            _recompute_row(s, j)
         return
     # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
     if s.lazy:
