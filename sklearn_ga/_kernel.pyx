@@ -428,33 +428,6 @@ cdef extern from *:
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
-    /* sum_q (new_q - old_q), returning sum_q (new_q + old_q) in mass and max_q new_q
-       in top: a CSR row's change of its normalizer terms, with partial sums so no
-       long chain of dependent additions forms. */
-    GA_SIMD static double ga_term_changes(const double* new, const double* old,
-                                          Py_ssize_t n, double* mass, double* top) {
-        double change[4] = {0.0, 0.0, 0.0, 0.0}, total[4] = {0.0, 0.0, 0.0, 0.0},
-               high[4] = {0.0, 0.0, 0.0, 0.0};
-        Py_ssize_t q = 0;
-        int l;
-        for (; q + 4 <= n; q += 4)
-            for (l = 0; l < 4; l++) {
-                change[l] += new[q + l] - old[q + l];
-                total[l] += new[q + l] + old[q + l];
-                high[l] = new[q + l] > high[l] ? new[q + l] : high[l];
-            }
-        for (; q < n; q++) {
-            change[0] += new[q] - old[q];
-            total[0] += new[q] + old[q];
-            high[0] = new[q] > high[0] ? new[q] : high[0];
-        }
-        high[0] = high[1] > high[0] ? high[1] : high[0];
-        high[2] = high[3] > high[2] ? high[3] : high[2];
-        *top = high[2] > high[0] ? high[2] : high[0];
-        *mass = (total[0] + total[1]) + (total[2] + total[3]);
-        return (change[0] + change[1]) + (change[2] + change[3]);
-    }
-
     /* theta = ln(num) + shift, or for EG+- -(ln(den) + shift) where den is the larger
        term, for the coordinates whose terms hold theta (none below 1e-300): the
        parameters of a lazy CSR run (see _update_sparse_row). */
@@ -535,8 +508,6 @@ cdef extern from *:
                        Py_ssize_t n) noexcept nogil
     void ga_theta_from_terms(double* theta, const double* num, const double* den,
                              double shift, int pm, Py_ssize_t n) noexcept nogil
-    double ga_term_changes(const double* new, const double* old, Py_ssize_t n,
-                           double* mass, double* top) noexcept nogil
     bint ga_step_factors(double step, const double* x, double* down, double* up,
                          Py_ssize_t n, double dmax) noexcept nogil
 
@@ -961,6 +932,44 @@ cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
         _set_scale(s, j)
 
 
+cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
+                                          const index_t* x_ind, const double* down,
+                                          const double* up, Py_ssize_t q,
+                                          Py_ssize_t nnz, bint pm,
+                                          double* sums) noexcept nogil:
+    """The common case of a lazy CSR update: scale the terms from coordinate q on by
+    t + t f (f = e^{-+d} - 1), adding their change to sums (change, mass, top).
+
+    Stops at the first coordinate whose terms are or would become smaller than
+    UNDERFLOW (no longer holding theta) and returns its position (nnz if none).
+    """
+    cdef Py_ssize_t i
+    cdef double a, b, old, new, change = 0.0, mass = 0.0, top = sums[2]
+    while q < nnz:
+        i = x_ind[q]
+        a = nums[i]
+        b = dens[i] if pm else a
+        if a < UNDERFLOW or b < UNDERFLOW:
+            break
+        old = a + b if pm else a
+        a += a * down[q]
+        b = b + b * up[q] if pm else a
+        if a < UNDERFLOW or b < UNDERFLOW:
+            break
+        nums[i] = a
+        if pm:
+            dens[i] = b
+            a += b
+        change += a - old
+        mass += a + old
+        top = a if a > top else top
+        q += 1
+    sums[0] += change
+    sums[1] += mass
+    sums[2] = top
+    return q
+
+
 cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
                              const index_t* x_ind, Py_ssize_t nnz,
                              double x_top) noexcept nogil:
@@ -978,6 +987,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
+    cdef double sums[3]
     cdef bint pm, small, lazy
     if s.psi == PSI_IDENTITY:
         for q in range(nnz):
@@ -996,10 +1006,17 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         shift = s.shift[j]
         # Locals: with -fno-strict-aliasing (Python's flags) the fields of s would be
         # reloaded after every store to the terms.
-        lazy, down, up, olds = s.lazy, s.row_num, s.row_den, s.row_theta
+        lazy, down, up = s.lazy, s.row_num, s.row_den
         small = ga_step_factors(step, x_val, down, up if pm else NULL, nnz,
                                 fabs(step) * x_top)
-        for q in range(nnz):
+        sums[0] = sums[1] = sums[2] = 0.0
+        q = 0
+        while q < nnz:
+            if lazy and small:
+                q = _scale_held_terms(nums, dens, x_ind, down, up, q, nnz, pm, sums)
+                if q == nnz:
+                    break
+            # A coordinate whose terms underflow, a long step, or theta kept too.
             i = x_ind[q]
             num, den = nums[i], dens[i]
             old = num + den if pm else num
@@ -1022,12 +1039,12 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             if pm:
                 dens[i] = den
                 num += den
-            # The factor is used: its slot keeps the new term, for the sums below.
-            down[q] = num
-            olds[q] = old
+            sums[0] += num - old
+            sums[1] += num + old
+            sums[2] = num if num > sums[2] else sums[2]
+            q += 1
         if _normalized(s.psi):
-            total = ga_term_changes(down, olds, nnz, &mass, &top)
-            _renormalize_sparse_row(s, j, total, mass, top)
+            _renormalize_sparse_row(s, j, sums[0], sums[1], sums[2])
         return
     olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
     for q in range(nnz):
