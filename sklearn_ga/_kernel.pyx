@@ -18,8 +18,8 @@ Design
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
 * Exponential terms (softmax, eg_pm, exp) follow a step d = eta (y_hat - y) x_i
   multiplicatively, e^{theta - d} = e^theta e^{-d}, with e^{-+d} - 1 from series
-  in d^2 of the lowest degree (3 to 12) whose truncation error stays below 1e-17
-  for the trial's largest |d| <= 1/4, each term scaling with one rounding
+  in d^2 of the lowest degree (3 to 15) whose truncation error stays below 1e-17
+  for the trial's largest |d| <= 1/2, each term scaling with one rounding
   (t + t (e^{-d} - 1)); a trial calls no exp (larger steps: a dense row is
   recomputed, a CSR row's factors come from the branch-free exp).
 * A dense row is recomputed from theta (shift and normalizer included) after a large
@@ -254,15 +254,16 @@ cdef extern from *:
     }
 
     /* Steps |d| <= GA_STEP_MAX update exponential terms by series (see below). */
-    #define GA_STEP_MAX 0.25
+    #define GA_STEP_MAX 0.5
 
     /* 1 / k! for the series of e^{-+d} below. */
-    static const double ga_inv_factorial[13] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
+    static const double ga_inv_factorial[17] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
         1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800,
-        1.0 / 39916800, 1.0 / 479001600};
+        1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0, 1.0 / 87178291200.0,
+        1.0 / 1307674368000.0, 1.0 / 20922789888000.0};
 
     /* e^{-d} - 1 and e^{d} - 1 = (cosh d - 1) -+ sinh d by their Taylor series to
-       this degree (3 to 12, a constant at each call so that the loops are unrolled
+       this degree (3 to 15, a constant at each call so that the loops are unrolled
        and vectorized), in Horner's scheme in d^2. The -1 lets the caller scale a
        term by one rounding, t + t (e^{-+d} - 1). */
     GA_INLINE void ga_expm1_pm(double d, int degree, double* down, double* up) {
@@ -331,14 +332,14 @@ cdef extern from *:
                + ((dot[4] + dot[5]) + (dot[6] + dot[7]));
     }
 
-    /* The lowest degree p (3 to 12) of the series of e^{-+d} whose truncation error
+    /* The lowest degree p (3 to 15) of the series of e^{-+d} whose truncation error
        e^{2 dmax} dmax^(p+1) / (p+1)! stays below 1e-17 relative for all
        |d| <= dmax <= GA_STEP_MAX. */
     static inline int ga_series_degree(double dmax) {
-        static const double limits[9] = {1.2e-4, 1e-3, 4e-3, 1.2e-2, 2.5e-2, 5e-2,
-                                         8.5e-2, 0.13, 0.19};
+        static const double limits[12] = {1.2e-4, 1e-3, 4e-3, 1.2e-2, 2.5e-2, 5e-2,
+                                          8.5e-2, 0.13, 0.19, 0.26, 0.34, 0.44};
         int p = 0;
-        while (p < 9 && dmax > limits[p])
+        while (p < 12 && dmax > limits[p])
             p++;
         return p + 3;
     }
@@ -356,7 +357,10 @@ cdef extern from *:
             case 9: STEP(9); break;                                                 \
             case 10: STEP(10); break;                                               \
             case 11: STEP(11); break;                                               \
-            default: STEP(12);                                                      \
+            case 12: STEP(12); break;                                               \
+            case 13: STEP(13); break;                                               \
+            case 14: STEP(14); break;                                               \
+            default: STEP(15);                                                      \
         }
 
     /* The EG+- pass for |step| max|x| <= GA_STEP_MAX, with max |x| in sums[1] on

@@ -68,11 +68,13 @@ def oracle_transfer_and_loss(phi, a, y):
     raise AssertionError(phi)
 
 
-def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True):
+def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True,
+            steps=None):
     """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
 
     Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp). A trial of
-    sample weight s uses the learning rate s * eta.
+    sample weight s uses the learning rate s * eta. ``steps`` (a list) collects each
+    trial's largest parameter step max_ji |Theta_ji change|.
     """
     m, n = X.shape
     k = Y.shape[1]
@@ -91,6 +93,9 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
         y_hat, loss = oracle_transfer_and_loss(phi, a, y)
         total += s * loss
         residual = y_hat - y
+        if steps is not None:
+            steps.append(s * eta * (scale if psi == "eg_pm" else 1.0)
+                         * np.abs(residual).max() * np.abs(x).max())
         if psi == "eg_pm":
             # EG on x' = (Ux, -Ux): w'_i <- w'_i exp(-eta (y_hat - y) x'_i) / Z.
             plus *= np.exp(-s * eta * residual[:, None] * scale * x)
@@ -218,6 +223,29 @@ def test_partial_fit_in_batches_is_one_pass(psi):
     for rows in np.split(np.arange(90), [1, 31, 60]):
         model.partial_fit(X[rows], Y[rows, 0])
     assert_matches_oracle(model, psi, "tanh", X, Y)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", ["softmax", "eg_pm", "exp"])
+def test_long_multiplicative_steps_follow_figure5(psi, sparse):
+    """Steps up to 1/2 scale the exponential terms by series of degree up to 15,
+    longer ones by exponentials: both follow Figure 5 (targets out of reach keep the
+    residuals, hence the steps, large)."""
+    rng = np.random.default_rng(5)
+    X = make_inputs(rng, 80, 6, sparse)
+    y = np.where(np.arange(80) % 2 == 0, 3.0, -3.0)
+    eta = {"softmax": 0.15, "eg_pm": 0.08, "exp": 0.12}[psi]
+    model = GARegressor(psi=psi, eta=eta, U=U)
+    model.partial_fit(sp.csr_matrix(X) if sparse else X, y)
+    steps = []
+    weights, intercept, total = figure5(psi, "identity", X, y[:, None], eta=eta,
+                                        steps=steps)
+    steps = np.array(steps)
+    assert np.sum((steps > 0.26) & (steps <= 0.5)) >= 10  # degrees 13 to 15
+    assert np.any(steps > 0.5)
+    np.testing.assert_allclose(model.coef_, weights[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
 
 
 def test_eg_pm_with_large_parameters_stays_exact():
