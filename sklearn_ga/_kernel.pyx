@@ -213,9 +213,9 @@ cdef extern from *:
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
 
-    /* sum_i c v_i, and max_i v_i (absolute: max_i |v_i|); n >= 1. With c = 0 the
-       sum is 0 if every v_i is finite and NaN otherwise (v * 0 is NaN for NaN and
-       +-inf): a vectorized finiteness test, no branch per element. */
+    /* sum_i c v_i. With c = 0 the sum is 0 if every v_i is finite and NaN otherwise
+       (v * 0 is NaN for NaN and +-inf): a vectorized finiteness test, no branch per
+       element. */
     GA_SIMD static double ga_sum(const double* v, double c, Py_ssize_t n) {
         double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
         Py_ssize_t q = 0;
@@ -226,6 +226,22 @@ cdef extern from *:
         for (; q < n; q++)
             s[0] += c * v[q];
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
+
+    /* Whether v_1 = ... = v_n (n >= 1; not with a NaN), without a branch per element. */
+    GA_SIMD static int ga_uniform(const double* v, Py_ssize_t n) {
+        int differ = 0;
+        Py_ssize_t q;
+        for (q = 1; q < n; q++)
+            differ |= v[q] != v[0];
+        return !differ;
+    }
+
+    /* v_i = value for all i. */
+    GA_SIMD static void ga_fill(double* v, double value, Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            v[q] = value;
     }
 
     /* A max is not associative where NaN is involved, so GCC vectorizes it only under
@@ -494,6 +510,8 @@ cdef extern from *:
     double ga_axpy_dot(double* theta, double step, const double* x,
                        const double* x_next, Py_ssize_t n) noexcept nogil
     double ga_sum(const double* v, double c, Py_ssize_t n) noexcept nogil
+    bint ga_uniform(const double* v, Py_ssize_t n) noexcept nogil
+    void ga_fill(double* v, double value, Py_ssize_t n) noexcept nogil
     double ga_max(const double* v, Py_ssize_t n, int absolute) noexcept nogil
     void ga_softmax_terms(const double* theta, double* num, double shift,
                           Py_ssize_t n) noexcept nogil
@@ -731,7 +749,13 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
         shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
         if s.psi != PSI_SOFTMAX and s.psi != PSI_EG_PM and not shift > 0.0:
             shift = 1.0
-    if s.psi != PSI_IDENTITY:
+    if s.psi != PSI_IDENTITY and ga_uniform(s.theta + base, s.n):
+        # A uniform row (every fit starts from one) has a single term to compute.
+        _terms(s, s.theta + base, s.num + base, s.den + base, shift, 1)
+        ga_fill(s.num + base, s.num[base], s.n)
+        if s.den != s.num:
+            ga_fill(s.den + base, s.den[base], s.n)
+    elif s.psi != PSI_IDENTITY:
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
     s.age[j] = 0.0
