@@ -970,30 +970,31 @@ cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
 
     Stops at the first coordinate whose terms are or would become smaller than
     UNDERFLOW (no longer holding theta) and returns its position (nnz if none).
+    The terms are positive: mass = sum new + sum old, change = sum new - sum old.
     """
     cdef Py_ssize_t i
-    cdef double a, b, old, new, change = 0.0, mass = 0.0, top = sums[2]
+    cdef double a, b, a0, b0, added = 0.0, removed = 0.0, top = sums[2]
     while q < nnz:
         i = x_ind[q]
-        a = nums[i]
-        b = dens[i] if pm else a
-        if a < UNDERFLOW or b < UNDERFLOW:
+        a0 = nums[i]
+        b0 = dens[i] if pm else a0
+        if a0 < UNDERFLOW or b0 < UNDERFLOW:
             break
-        old = a + b if pm else a
-        a += a * down[q]
-        b = b + b * up[q] if pm else a
+        a = a0 + a0 * down[q]
+        b = b0 + b0 * up[q] if pm else a
         if a < UNDERFLOW or b < UNDERFLOW:
             break
         nums[i] = a
         if pm:
             dens[i] = b
             a += b
-        change += a - old
-        mass += a + old
+            a0 += b0
+        added += a
+        removed += a0
         top = a if a > top else top
         q += 1
-    sums[0] += change
-    sums[1] += mass
+    sums[0] += added - removed
+    sums[1] += added + removed
     sums[2] = top
     return q
 
