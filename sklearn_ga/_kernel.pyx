@@ -142,33 +142,29 @@ cdef extern from *:
         return x <= 1.7976931348623157e308 ? series : x;  /* NaN and inf stay */
     }
 
-    /* p-norm terms: num = sign(t) r^(p - 1), den = r^p with r = |t| / shift; the
-       power is e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300
-       gives 0, below the normalizer's rounding, which is >= 1). The logs and the
-       exps run in two passes: one fused loop spills registers and runs slower. */
-    GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double* den,
-                                       double shift, double p, Py_ssize_t n) {
+    /* p-norm terms num = sign(t) r^(p - 1) with r = |t| / shift (the normalizer
+       term r^p = num t / shift is not stored); the power is e^{(p - 1) ln r}
+       (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300 gives 0, below the
+       normalizer's rounding, which is >= 1). The logs and the exps run in two passes
+       (num holds the logs between them): one fused loop spills registers and runs
+       slower. */
+    GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double shift,
+                                       double p, Py_ssize_t n) {
         Py_ssize_t q;
-        double t, r, power;
+        double r, power;
         if (p == 2.0) {  /* no power to take (a test inside would be if-converted) */
-            for (q = 0; q < n; q++) {
-                r = theta[q] / shift;
-                num[q] = r;
-                den[q] = r * r;
-            }
+            for (q = 0; q < n; q++)
+                num[q] = theta[q] / shift;
             return;
         }
         for (q = 0; q < n; q++) {
             r = fabs(theta[q]) / shift;
-            num[q] = r;
-            den[q] = (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
+            num[q] = (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
         }
         for (q = 0; q < n; q++) {
-            t = theta[q];
-            r = num[q];
-            power = r < 1e-300 ? 0.0 : ga_exp(den[q]);
-            num[q] = t < 0.0 ? -power : power;
-            den[q] = power * r;
+            r = fabs(theta[q]) / shift;
+            power = r < 1e-300 ? 0.0 : ga_exp(num[q]);
+            num[q] = theta[q] < 0.0 ? -power : power;
         }
     }
 
@@ -518,8 +514,8 @@ cdef extern from *:
     void ga_eg_pm_terms(const double* theta, double* num, double* den, double shift,
                         Py_ssize_t n) noexcept nogil
     void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) noexcept nogil
-    void ga_pnorm_terms(const double* theta, double* num, double* den, double shift,
-                        double p, Py_ssize_t n) noexcept nogil
+    void ga_pnorm_terms(const double* theta, double* num, double shift, double p,
+                        Py_ssize_t n) noexcept nogil
     double GA_STEP_MAX
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
                           Py_ssize_t n, double dmax) noexcept nogil
@@ -606,8 +602,8 @@ cdef struct State:
     bint fit_intercept
     double* theta       # k x n parameters
     double* num         # k x n weight numerators (aliases theta for identity)
-    double* den         # k x n normalizer terms (aliases num for softmax)
-    double* norm        # k   sum_i den_ji (EG+-: sum_i num_ji + den_ji)
+    double* den         # k x n EG+-'s second terms e^{-theta - shift} (others: num)
+    double* norm        # k   sum_i of the normalizer terms (_normalizer_term)
     double* shift       # k   reference maximum of theta (or |theta|)
     double* scale       # k   omega_ji = scale_j * num_ji
     double* mass        # k   |changes| of norm since the last recompute
@@ -623,7 +619,7 @@ cdef struct State:
     bint x_top_ready    #     whether x_top holds it
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
-    double* row_den     # nnz their new den (scratch; aliases row_num for softmax)
+    double* row_den     # nnz their new den (scratch; aliases row_num unless EG+-)
     # Options of issue 6, read only by _trial_options (the plain GA rule skips them).
     bint options        #     whether any option below differs from plain GA
     int update          #     UpdateCode
@@ -660,7 +656,7 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
         ga_exp_terms(theta, num, n)
     elif s.psi == PSI_PNORM:
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
-        ga_pnorm_terms(theta, num, den, shift, s.p, n)
+        ga_pnorm_terms(theta, num, shift, s.p, n)
     elif _geodesic(s.psi):
         # omega = U theta / ||theta||_2 (sphere) or theta^2 / ||theta||_2^2 (simplex,
         # KMWW Ex. 3 with theta = sqrt(omega) up to a factor): num = theta / shift;
@@ -767,6 +763,8 @@ cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
     cdef Py_ssize_t base = j * s.n
     if _geodesic(s.psi):
         s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
+    elif s.psi == PSI_PNORM:
+        s.norm[j] = ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
     else:
         s.norm[j] = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
     if s.psi == PSI_EG_PM:
@@ -1012,7 +1010,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* theta = s.theta + base
     cdef double* nums = s.num + base
     cdef double* dens = s.den + base
-    cdef double top = 0.0, old, new, num, den, shift, total = 0.0, mass = 0.0
+    cdef double top = 0.0, old, term, num, den, shift, total = 0.0, mass = 0.0
     cdef double* down
     cdef double* up
     cdef double* olds
@@ -1076,24 +1074,29 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             _renormalize_sparse_row(s, j, sums[0], sums[1], sums[2])
         return
     olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
+    shift = s.shift[j]
     for q in range(nnz):
         i = x_ind[q]
-        theta[i] = _theta_at(s, j, i) - step * x_val[q]
+        old = _theta_at(s, j, i)
+        if _normalized(s.psi):
+            term = _normalizer_term(s, nums[i], dens[i], old, shift)
+            total -= term
+            mass += fabs(term)
+        theta[i] = old - step * x_val[q]
         olds[q] = theta[i]
-    _terms(s, olds, down, up, s.shift[j], nnz)
+    _terms(s, olds, down, up, shift, nnz)
     if not _normalized(s.psi):
         for q in range(nnz):
             nums[x_ind[q]] = down[q]
         return
     for q in range(nnz):
         i = x_ind[q]
-        old = _normalizer_term(s, nums[i], dens[i])
-        new = _normalizer_term(s, down[q], up[q])
+        term = _normalizer_term(s, down[q], up[q], olds[q], shift)
         nums[i] = down[q]
         dens[i] = up[q]
-        total += new - old
-        mass += fabs(new) + fabs(old)
-        top = new if new > top else top
+        total += term
+        mass += fabs(term)
+        top = term if term > top else top
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
@@ -1146,11 +1149,15 @@ cdef inline double _unscaled_weight(State* s, double num, double den) noexcept n
     return num - den if s.psi == PSI_EG_PM else num
 
 
-cdef inline double _normalizer_term(State* s, double num, double den) noexcept nogil:
-    """A coordinate's term of the normalizer norm_j (EG+-: 2 cosh(theta) e^-shift;
-    sphere and simplex: num^2, not stored)."""
+cdef inline double _normalizer_term(State* s, double num, double den, double theta,
+                                    double shift) noexcept nogil:
+    """A coordinate's term of the normalizer norm_j, from its terms and theta (EG+-:
+    2 cosh(theta) e^-shift; pnorm: |theta / shift|^p = num theta / shift; sphere and
+    simplex: num^2; none of these is stored)."""
     if _geodesic(s.psi):
         return num * num
+    if s.psi == PSI_PNORM:
+        return num * theta / shift
     return num + den if s.psi == PSI_EG_PM else den
 
 
@@ -1219,7 +1226,8 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double rest = s.norm[j]
     for q in range(nnz):
-        rest -= _normalizer_term(s, s.num[base + x_ind[q]], s.den[base + x_ind[q]])
+        i = base + x_ind[q]
+        rest -= _normalizer_term(s, s.num[i], s.den[i], s.theta[i], s.shift[j])
     if rest >= 0.25 * s.norm[j]:
         return rest
     # The touched terms carry most of the normalizer: sum the others exactly, O(n).
@@ -1229,7 +1237,8 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
         if q < nnz and x_ind[q] == i:
             q += 1
         else:
-            rest += _normalizer_term(s, s.num[base + i], s.den[base + i])
+            rest += _normalizer_term(s, s.num[base + i], s.den[base + i],
+                                     s.theta[base + i], s.shift[j])
     return rest
 
 
@@ -1259,7 +1268,8 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
         _terms(s, s.row_theta, s.row_num, s.row_den, shift, nnz)
         for q in range(nnz):
             dot += _unscaled_weight(s, s.row_num[q], s.row_den[q]) * x_val[q]
-            norm += _normalizer_term(s, s.row_num[q], s.row_den[q])
+            norm += _normalizer_term(s, s.row_num[q], s.row_den[q], s.row_theta[q],
+                                     shift)
         if _normalized(s.psi):
             scale = _scale_value(s, norm, shift)
     a = scale * dot + s.intercept[j] - hb * v
@@ -1422,7 +1432,8 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
         # The diagonal: omega_i, or (U / Z) cosh theta_i = scale * its normalizer term.
-        slope = s.scale[j] * (_normalizer_term(s, s.num[i], s.den[i])
+        slope = s.scale[j] * (_normalizer_term(s, s.num[i], s.den[i], s.theta[i],
+                                               s.shift[j])
                               if s.psi == PSI_EG_PM
                               else _unscaled_weight(s, s.num[i], s.den[i]))
         s.theta[i] -= step * slope * x_val[q]
@@ -1659,8 +1670,7 @@ cdef class TrialLoop:
         self.theta = theta
         self.intercept = intercept
         self.num = theta if psi == PSI_IDENTITY else np.empty((k, n))
-        self.den = (self.num if psi != PSI_EG_PM and psi != PSI_PNORM
-                    else np.empty((k, n)))
+        self.den = self.num if psi != PSI_EG_PM else np.empty((k, n))
         self.buffers = np.zeros(8 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
@@ -1782,7 +1792,7 @@ cdef class TrialLoop:
         self.row_buffers = np.empty(3 * max(longest, 1))
         self.s.row_theta = &self.row_buffers[0]
         self.s.row_num = &self.row_buffers[longest]
-        self.s.row_den = (self.s.row_num if self.s.psi == PSI_SOFTMAX
+        self.s.row_den = (self.s.row_num if self.s.den == self.s.num
                           else &self.row_buffers[2 * longest])
 
     def weights(self, bint renew=False):
