@@ -118,16 +118,18 @@ cdef extern from *:
        fit) polynomial (error < 1e-17). */
     static inline double ga_log(double x) {
         const double two52 = 4503599627370496.0;
+        const uint64_t sqrt_half = 0x3fe6a09e667f3bcdULL;  /* the bits of sqrt(1/2) */
         uint64_t bits, exponent_bits;
         double m, k, z, z2, series;
         memcpy(&bits, &x, 8);
+        /* Offset by sqrt(1/2)'s bits, the exponent field holds k + 1023 and the
+           mantissa field m's offset from sqrt(1/2): no compare and select. */
+        bits += 0x3ff0000000000000ULL - sqrt_half;
         exponent_bits = (bits >> 52) | 0x4330000000000000ULL;  /* 2^52 + biased k */
         memcpy(&k, &exponent_bits, 8);
         k = k - two52 - 1023.0;
-        bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+        bits = (bits & 0x000fffffffffffffULL) + sqrt_half;
         memcpy(&m, &bits, 8);
-        k = m > 1.4142135623730951 ? k + 1.0 : k;
-        m = m > 1.4142135623730951 ? 0.5 * m : m;
         z = (m - 1.0) / (m + 1.0);
         z2 = z * z;
         series = 0.14618236865830497;

@@ -261,3 +261,24 @@ def test_eg_pm_with_large_parameters_stays_exact():
                                  intercept=False)
     np.testing.assert_allclose(model.coef_, weights[0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
+
+
+@pytest.mark.parametrize(("psi", "p"), [(name, 2.0) for name in PSI if name != "pnorm"]
+                         + [("pnorm", 2.0), ("pnorm", 3.0), ("pnorm", 24.95)])
+def test_compiled_weights_equal_the_registry_formula(psi, p):
+    """The kernel's own exp and log (branch-free polynomials) give the weights of the
+    registry's NumPy formula, over parameters of every magnitude."""
+    rng = np.random.default_rng(6)
+    n = 4000
+    signs = rng.choice([-1.0, 1.0], size=n)
+    if psi in ("softmax", "eg_pm", "exp"):
+        theta = rng.uniform(-700.0, 700.0, size=(1, n))
+    else:
+        theta = signs * 10.0 ** rng.uniform(-8.0, 8.0, size=n)
+        theta = np.abs(theta) if psi == "simplex" else theta
+        theta = theta.reshape(1, n)
+    model = GARegressor(psi=psi, p=p, U=U)
+    loop = model._trial_loop(theta.copy(), np.zeros(1), ETA, U)
+    expected = PSI[psi].weights(theta, U, p)
+    np.testing.assert_allclose(loop.weights(renew=True), expected, rtol=1e-12,
+                               atol=1e-300)
