@@ -501,6 +501,7 @@ cdef extern from *:
     }
     """
     double ga_exp(double x) noexcept nogil
+    void __builtin_prefetch(const void* address) noexcept nogil
     double ga_log(double x) noexcept nogil
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
     void ga_axpy(double* theta, double step, const double* x,
@@ -1567,7 +1568,7 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
     or eg_pm its dot products are summed in the same pass as this trial's update.
     """
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, q
     cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
     cdef bint fuse = dense and x_next != NULL and (s.psi == PSI_IDENTITY
                                                    or s.psi == PSI_EG_PM)
@@ -1583,6 +1584,11 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
+            if s.psi == PSI_PNORM:
+                # The update reads theta there next (pnorm keeps it apart from its
+                # terms): start those cache misses now, alongside the dot's.
+                for q in range(nnz):
+                    __builtin_prefetch(s.theta + j * s.n + x_ind[q])
             dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
         s.a[j] = s.scale[j] * dot + s.intercept[j]
         if not isfinite(s.a[j]):
