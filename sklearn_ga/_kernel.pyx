@@ -11,9 +11,11 @@ Design
 ------
 * Only the parameters Theta and b are the model. The weights psi(Theta) are kept in
   factored form per row j: ``omega_ji = scale_j * num_ji`` where ``num`` is a bounded
-  per-coordinate term and ``scale`` comes from a normalizer ``norm_j = sum_i den_ji``.
-  EG+- keeps its two exponentials apart, ``num = e^{theta - shift}`` and
-  ``den = e^{-theta - shift}``: omega = scale (num - den), norm = sum (num + den).
+  per-coordinate term and ``scale`` comes from a normalizer, the sum of each
+  coordinate's normalizer term (_normalizer_term: num itself, or for pnorm
+  num theta / shift, for the geodesic psi num^2). EG+- keeps its two exponentials
+  apart, ``num = e^{theta - shift}`` and ``den = e^{-theta - shift}``:
+  omega = scale (num - den), norm = sum (num + den); every other psi stores one term.
   Normalized psi (softmax, eg_pm, pnorm) subtract a per-row ``shift`` (the running
   maximum of theta or |theta|) so no exponential or power overflows for large theta.
 * Exponential terms (softmax, eg_pm, exp) follow a step d = eta (y_hat - y) x_i
