@@ -147,18 +147,33 @@ cdef extern from *:
     }
 
     /* p-norm terms num = sign(t) r^(p - 1) with r = |t| / shift (the normalizer
-       term r^p = num t / shift is not stored); the power is e^{(p - 1) ln r}
-       (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300 gives 0, below the
-       normalizer's rounding, which is >= 1). The logs and the exps run in two passes
-       (num holds the logs between them): one fused loop spills registers and runs
-       slower. */
+       term r^p = num t / shift is not stored). For an integer p up to 64 the power
+       is a product of squares (binary powering, a few roundings); otherwise it is
+       e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300 gives 0,
+       below the normalizer's rounding, which is >= 1), the logs and the exps in two
+       passes (num holds the logs between them): one fused loop spills registers and
+       runs slower. */
     GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double shift,
                                        double p, Py_ssize_t n) {
         Py_ssize_t q;
-        double r, power;
+        double r, power, square;
+        int e;
         if (p == 2.0) {  /* no power to take (a test inside would be if-converted) */
             for (q = 0; q < n; q++)
                 num[q] = theta[q] / shift;
+            return;
+        }
+        if (p == floor(p) && p <= 64.0) {
+            for (q = 0; q < n; q++) {
+                square = fabs(theta[q]) / shift;
+                power = 1.0;
+                for (e = (int)p - 1; e > 0; e >>= 1) {
+                    if (e & 1)
+                        power *= square;
+                    square *= square;
+                }
+                num[q] = theta[q] < 0.0 ? -power : power;
+            }
             return;
         }
         for (q = 0; q < n; q++) {

@@ -22,7 +22,7 @@ def _xlogx(v):
     return np.where(v > 0, v * np.log(np.where(v > 0, v, 1.0)), 0.0)
 
 
-def oracle_weights(psi, theta):
+def oracle_weights(psi, theta, p=P):
     """omega = psi(theta) for one row, written as in the papers (no overflow guard)."""
     if psi == "identity":
         return theta.copy()
@@ -31,10 +31,10 @@ def oracle_weights(psi, theta):
     if psi == "exp":
         return np.exp(theta)
     if psi == "pnorm":
-        norm = np.sum(np.abs(theta) ** P) ** (1 / P)
+        norm = np.sum(np.abs(theta) ** p) ** (1 / p)
         if norm == 0:
             return np.zeros_like(theta)
-        return np.sign(theta) * np.abs(theta) ** (P - 1) / norm ** (P - 2)
+        return np.sign(theta) * np.abs(theta) ** (p - 1) / norm ** (p - 2)
     raise AssertionError(psi)
 
 
@@ -69,7 +69,7 @@ def oracle_transfer_and_loss(phi, a, y):
 
 
 def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True,
-            steps=None):
+            steps=None, p=P):
     """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
 
     Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp). A trial of
@@ -88,7 +88,7 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
         if psi == "eg_pm":  # HKW §III: omega = scale (w+ - w-)
             omega = scale * (plus - minus)
         else:
-            omega = np.array([oracle_weights(psi, row) for row in theta])
+            omega = np.array([oracle_weights(psi, row, p) for row in theta])
         a = omega @ x + b
         y_hat, loss = oracle_transfer_and_loss(phi, a, y)
         total += s * loss
@@ -108,7 +108,7 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
         if intercept:
             b -= s * eta * residual
     weights = scale * (plus - minus) if psi == "eg_pm" else np.array(
-        [oracle_weights(psi, row) for row in theta])
+        [oracle_weights(psi, row, p) for row in theta])
     return weights, b, total
 
 
@@ -248,6 +248,21 @@ def test_long_multiplicative_steps_follow_figure5(psi, sparse):
     np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("p", [2.5, 4.0, 24.95, 25.0])
+def test_pnorm_follows_figure5_for_integer_and_other_p(p, sparse):
+    """An integer p takes its powers by multiplications, any other p by exp and log:
+    both are Figure 5's p-norm algorithm."""
+    rng = np.random.default_rng(7)
+    X = make_inputs(rng, 60, 7, sparse)
+    y = regression_targets("tanh", rng, 60, 1)[:, 0]
+    model = GARegressor(psi="pnorm", phi="tanh", eta=ETA, U=U, p=p)
+    model.partial_fit(sp.csr_matrix(X) if sparse else X, y)
+    weights, intercept, total = figure5("pnorm", "tanh", X, y[:, None], p=p)
+    np.testing.assert_allclose(model.coef_, weights[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
+
+
 def test_eg_pm_with_large_parameters_stays_exact():
     """A target outside the l1 ball drives theta past 700, where e^theta overflows."""
     rng = np.random.default_rng(4)
@@ -264,7 +279,7 @@ def test_eg_pm_with_large_parameters_stays_exact():
 
 
 @pytest.mark.parametrize(("psi", "p"), [(name, 2.0) for name in PSI if name != "pnorm"]
-                         + [("pnorm", 2.0), ("pnorm", 3.0), ("pnorm", 24.95)])
+                         + [("pnorm", p) for p in (2.0, 2.5, 3.0, 24.95, 25.0)])
 def test_compiled_weights_equal_the_registry_formula(psi, p):
     """The kernel's own exp and log (branch-free polynomials) give the weights of the
     registry's NumPy formula, over parameters of every magnitude."""
