@@ -56,7 +56,8 @@ class GARegressor(RegressorMixin, BaseGA):
         parameterizations.
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent; about
-        ``2 ln(n_features)`` suits sparse targets). Ignored otherwise.
+        ``2 ln(n_features)`` suits sparse targets; an integer ``p`` computes
+        faster). Ignored otherwise.
     update : {"explicit", "implicit", "natural"}, default="explicit"
         Update rule. ``"explicit"``: ``Theta <- Theta - eta (y_hat - y) x^T``
         (KW01 eq. 23). ``"implicit"``: the exact solution of KW01 eq. (22)/(25),
