@@ -474,7 +474,8 @@ cdef extern from *:
         for (q = 0; q < n; q++) {
             a = num[q];
             b = pm ? den[q] : a;
-            t = pm && b > a ? -(ga_log(b) + shift) : ga_log(a) + shift;
+            t = ga_log(b > a ? b : a) + shift;  /* one log per coordinate */
+            t = b > a ? -t : t;
             theta[q] = a >= 1e-300 && b >= 1e-300 ? t : theta[q];
         }
     }
