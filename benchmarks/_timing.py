@@ -35,13 +35,17 @@ def best_times(*functions, repeat=REPEAT):
 
 
 def report(case, ga, reference, reference_name, goal, higher_is_better=False):
-    """Print one row: case, both times, the ratio and whether it meets the goal."""
+    """Print one row: case, both times, the ratio and whether it meets the goal
+    (``goal=None``: a row for information, outside the issue's goals)."""
     ratio = reference / ga if higher_is_better else ga / reference
-    met = ratio >= goal if higher_is_better else ratio <= goal
     sign = ">=" if higher_is_better else "<="
+    if goal is None:
+        goal_text = met_text = "-"
+    else:
+        met = ratio >= goal if higher_is_better else ratio <= goal
+        goal_text, met_text = f"{sign} {goal}", "yes" if met else "NO"
     print(f"| {case} | {ga * 1e3:.3f} | {reference_name} {reference * 1e3:.3f} | "
-          f"{ratio:.3f} | {sign} {goal} | {'yes' if met else 'NO'} |", flush=True)
-    return met
+          f"{ratio:.3f} | {goal_text} | {met_text} |", flush=True)
 
 
 def header():
