@@ -1023,7 +1023,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
                              double x_top) noexcept nogil:
     """theta_j <- theta_j - step * x on the nnz touched coordinates, in O(nnz).
 
-    Exponential terms are scaled in place (EG+-: for small steps); otherwise the
+    Exponential terms are scaled in place (steps up to SHIFT_SLACK); otherwise the
     terms are computed from the gathered theta (so the exponentials vectorize) and
     scattered. The normalizer is updated by their change.
     """
@@ -1132,25 +1132,18 @@ cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
     cdef Py_ssize_t q, i
     cdef double* nums = s.num + j * s.n
     cdef double old, new, total = 0.0, mass = 0.0, top = 0.0
-    cdef double along = step / s.shift[j]
-    if s.psi == PSI_SPHERE:
-        for q in range(nnz):
-            i = x_ind[q]
-            old = nums[i]
-            new = old - along * x_val[q]
-            nums[i] = new
-            total += new * new - old * old
-            mass += new * new + old * old
-            top = new * new if new * new > top else top
-    else:
-        for q in range(nnz):
-            i = x_ind[q]
-            old = nums[i]
-            new = old - old * (step * x_val[q])
-            nums[i] = new
-            total += new * new - old * old
-            mass += new * new + old * old
-            top = new * new if new * new > top else top
+    # num moves by (along + relative num) x: along = step / shift for the sphere,
+    # relative = step for the simplex.
+    cdef double along = step / s.shift[j] if s.psi == PSI_SPHERE else 0.0
+    cdef double relative = 0.0 if s.psi == PSI_SPHERE else step
+    for q in range(nnz):
+        i = x_ind[q]
+        old = nums[i]
+        new = old - (along + relative * old) * x_val[q]
+        nums[i] = new
+        total += new * new - old * old
+        mass += new * new + old * old
+        top = new * new if new * new > top else top
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
@@ -1505,7 +1498,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
             _update_dense_row(s, j, scale, x_val, 0.0)
         else:
             for q in range(nnz):
-                s.theta[base + q] -= s.theta[base + q] * (scale * x_val[q])
+                s.theta[base + q] -= (scale * s.theta[base + q]) * x_val[q]
             _recompute_row(s, j)
         return
     # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
@@ -1602,9 +1595,9 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
-            if s.psi == PSI_PNORM:
-                # The update reads theta there next (pnorm keeps it apart from its
-                # terms): start those cache misses now, alongside the dot's.
+            if not s.lazy and s.num != s.theta:
+                # The update reads theta there next (apart from the terms, which do
+                # not hold it: pnorm): start those cache misses now, with the dot's.
                 for q in range(nnz):
                     __builtin_prefetch(s.theta + j * s.n + x_ind[q])
             dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
