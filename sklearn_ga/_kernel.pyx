@@ -284,6 +284,11 @@ cdef extern from *:
         return m;
     }
 
+    /* min and max of two doubles (not NaN) as one instruction; Cython's conditional
+       expressions compile to branches, libm's fmin and fmax to calls. */
+    static inline double ga_lesser(double a, double b) { return a < b ? a : b; }
+    static inline double ga_greater(double a, double b) { return a > b ? a : b; }
+
     /* Steps |d| <= GA_STEP_MAX update exponential terms by series (see below). */
     #define GA_STEP_MAX 0.5
 
@@ -519,6 +524,8 @@ cdef extern from *:
     }
     """
     double ga_exp(double x) noexcept nogil
+    double ga_lesser(double a, double b) noexcept nogil
+    double ga_greater(double a, double b) noexcept nogil
     void __builtin_prefetch(const void* address) noexcept nogil
     double ga_log(double x) noexcept nogil
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
@@ -899,6 +906,29 @@ cdef inline double _sparse_dot(const double* w, const double* x_val,
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline void _sparse_axpy(double* theta, double step, const double* x_val,
+                              const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """theta[x_ind[q]] -= step x_val[q] (unique indices), four loads before four stores.
+
+    A load after a store to an unknown address waits on this CPU (Zen 1: a load /
+    store / load chain halves the speed of a scatter); loading four parameters first
+    lets the misses overlap.
+    """
+    cdef Py_ssize_t q = 0, i0, i1, i2, i3
+    cdef double t0, t1, t2, t3
+    while q + 4 <= nnz:
+        i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
+        t0, t1, t2, t3 = theta[i0], theta[i1], theta[i2], theta[i3]
+        theta[i0] = t0 - step * x_val[q]
+        theta[i1] = t1 - step * x_val[q + 1]
+        theta[i2] = t2 - step * x_val[q + 2]
+        theta[i3] = t3 - step * x_val[q + 3]
+        q += 4
+    while q < nnz:
+        theta[x_ind[q]] -= step * x_val[q]
+        q += 1
+
+
 cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
     """Whether a CSR update may scale the exponential terms instead of recomputing."""
     return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
@@ -985,32 +1015,62 @@ cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
                                           Py_ssize_t nnz, bint pm,
                                           double* sums) noexcept nogil:
     """The common case of a lazy CSR update: scale the terms from coordinate q on by
-    t + t f (f = e^{-+d} - 1), adding their change to sums (change, mass, top).
+    t + t f (f = e^{-+d} - 1, |d| <= GA_STEP_MAX), adding their change to sums
+    (change, mass, top).
 
-    Stops at the first coordinate whose terms are or would become smaller than
-    UNDERFLOW (no longer holding theta) and returns its position (nnz if none).
-    The terms are positive: mass = sum new + sum old, change = sum new - sum old.
+    Stops at the first coordinate (or group of four) with a term below 2 UNDERFLOW,
+    which could fall below UNDERFLOW (f >= e^{-1/2} - 1) and no longer hold theta,
+    and returns its position (nnz if none). Four coordinates are loaded before any
+    is stored (see _sparse_axpy). The terms are positive: mass = sum new + sum old,
+    change = sum new - sum old.
     """
-    cdef Py_ssize_t i
-    cdef double a, b, a0, b0, added = 0.0, removed = 0.0, top = sums[2]
-    while q < nnz:
-        i = x_ind[q]
-        a0 = nums[i]
-        b0 = dens[i] if pm else a0
-        if a0 < UNDERFLOW or b0 < UNDERFLOW:
-            break
-        a = a0 + a0 * down[q]
-        b = b0 + b0 * up[q] if pm else a
-        if a < UNDERFLOW or b < UNDERFLOW:
-            break
-        nums[i] = a
+    cdef Py_ssize_t i0, i1, i2, i3
+    cdef double a0, a1, a2, a3, b0, b1, b2, b3, smallest
+    cdef double added = 0.0, removed = 0.0, top = sums[2]
+    # A local: a global would be reloaded after every store (-fno-strict-aliasing).
+    cdef double low = 2.0 * UNDERFLOW
+    while q + 4 <= nnz:
+        i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
+        a0, a1, a2, a3 = nums[i0], nums[i1], nums[i2], nums[i3]
+        smallest = ga_lesser(ga_lesser(a0, a1), ga_lesser(a2, a3))
         if pm:
-            dens[i] = b
-            a += b
-            a0 += b0
-        added += a
+            b0, b1, b2, b3 = dens[i0], dens[i1], dens[i2], dens[i3]
+            smallest = ga_lesser(smallest, ga_lesser(ga_lesser(b0, b1), ga_lesser(b2, b3)))
+        if not smallest >= low:
+            break
+        removed += (a0 + a1) + (a2 + a3)
+        a0 += a0 * down[q]
+        a1 += a1 * down[q + 1]
+        a2 += a2 * down[q + 2]
+        a3 += a3 * down[q + 3]
+        nums[i0], nums[i1], nums[i2], nums[i3] = a0, a1, a2, a3
+        if pm:
+            removed += (b0 + b1) + (b2 + b3)
+            b0 += b0 * up[q]
+            b1 += b1 * up[q + 1]
+            b2 += b2 * up[q + 2]
+            b3 += b3 * up[q + 3]
+            dens[i0], dens[i1], dens[i2], dens[i3] = b0, b1, b2, b3
+            a0, a1, a2, a3 = a0 + b0, a1 + b1, a2 + b2, a3 + b3
+        added += (a0 + a1) + (a2 + a3)
+        top = ga_greater(top, ga_greater(ga_greater(a0, a1), ga_greater(a2, a3)))
+        q += 4
+    while q < nnz:
+        i0 = x_ind[q]
+        a0 = nums[i0]
+        b0 = dens[i0] if pm else a0
+        if not (a0 >= low and b0 >= low):
+            break
         removed += a0
-        top = a if a > top else top
+        a0 += a0 * down[q]
+        nums[i0] = a0
+        if pm:
+            removed += b0
+            b0 += b0 * up[q]
+            dens[i0] = b0
+            a0 += b0
+        added += a0
+        top = ga_greater(top, a0)
         q += 1
     sums[0] += added - removed
     sums[1] += added + removed
@@ -1038,8 +1098,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double sums[3]
     cdef bint pm, small, lazy
     if s.psi == PSI_IDENTITY:
-        for q in range(nnz):
-            theta[x_ind[q]] -= step * x_val[q]
+        _sparse_axpy(theta, step, x_val, x_ind, nnz)
         return
     if _multiplicative(s, step, x_top):
         # e^{theta - shift} scales by e^{-d} (softmax, exp: den is num) and, for EG+-,
