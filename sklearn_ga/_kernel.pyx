@@ -1188,21 +1188,40 @@ cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
     the step moves them directly and each coordinate costs one random cache line, as
     in SGD; the normalizer term num^2 changes by new^2 - old^2.
     """
-    cdef Py_ssize_t q, i
+    cdef Py_ssize_t q = 0, i0, i1, i2, i3
     cdef double* nums = s.num + j * s.n
-    cdef double old, new, total = 0.0, mass = 0.0, top = 0.0
+    cdef double o0, o1, o2, o3, n0, n1, n2, n3, before, after
+    cdef double total = 0.0, mass = 0.0, top = 0.0
     # num moves by (along + relative num) x: along = step / shift for the sphere,
     # relative = step for the simplex.
     cdef double along = step / s.shift[j] if s.psi == PSI_SPHERE else 0.0
     cdef double relative = 0.0 if s.psi == PSI_SPHERE else step
-    for q in range(nnz):
-        i = x_ind[q]
-        old = nums[i]
-        new = old - (along + relative * old) * x_val[q]
-        nums[i] = new
-        total += new * new - old * old
-        mass += new * new + old * old
-        top = new * new if new * new > top else top
+    while q < nnz:
+        # Four coordinates loaded before they are stored (see _sparse_axpy); the
+        # row's last ones one at a time.
+        if q + 4 <= nnz:
+            i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
+            o0, o1, o2, o3 = nums[i0], nums[i1], nums[i2], nums[i3]
+            n0 = o0 - (along + relative * o0) * x_val[q]
+            n1 = o1 - (along + relative * o1) * x_val[q + 1]
+            n2 = o2 - (along + relative * o2) * x_val[q + 2]
+            n3 = o3 - (along + relative * o3) * x_val[q + 3]
+            nums[i0], nums[i1], nums[i2], nums[i3] = n0, n1, n2, n3
+            n0, n1, n2, n3 = n0 * n0, n1 * n1, n2 * n2, n3 * n3  # normalizer terms
+            before = (o0 * o0 + o1 * o1) + (o2 * o2 + o3 * o3)
+            after = (n0 + n1) + (n2 + n3)
+            top = ga_greater(top, ga_greater(ga_greater(n0, n1), ga_greater(n2, n3)))
+            q += 4
+        else:
+            i0 = x_ind[q]
+            o0 = nums[i0]
+            n0 = o0 - (along + relative * o0) * x_val[q]
+            nums[i0] = n0
+            before, after = o0 * o0, n0 * n0
+            top = ga_greater(top, after)
+            q += 1
+        total += after - before
+        mass += after + before
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
