@@ -876,17 +876,19 @@ cdef inline double _sparse_dot_diff(const double* a, const double* b,
                                     const double* x_val, const index_t* x_ind,
                                     Py_ssize_t nnz) noexcept nogil:
     """sum_q (a - b)[x_ind[q]] x_val[q]: the EG+- dot product (weights e^+ - e^-)."""
-    cdef Py_ssize_t q = 0, i
-    cdef double s0 = 0.0, s1 = 0.0
-    while q + 2 <= nnz:
-        i = x_ind[q]
-        s0 += (a[i] - b[i]) * x_val[q]
-        i = x_ind[q + 1]
-        s1 += (a[i] - b[i]) * x_val[q + 1]
-        q += 2
-    if q < nnz:
+    cdef Py_ssize_t q = 0, i0, i1, i2, i3
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while q + 4 <= nnz:
+        i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
+        s0 += (a[i0] - b[i0]) * x_val[q]
+        s1 += (a[i1] - b[i1]) * x_val[q + 1]
+        s2 += (a[i2] - b[i2]) * x_val[q + 2]
+        s3 += (a[i3] - b[i3]) * x_val[q + 3]
+        q += 4
+    while q < nnz:
         s0 += (a[x_ind[q]] - b[x_ind[q]]) * x_val[q]
-    return s0 + s1
+        q += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef inline double _sparse_dot(const double* w, const double* x_val,
