@@ -1102,6 +1102,9 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     if s.psi == PSI_IDENTITY:
         _sparse_axpy(theta, step, x_val, x_ind, nnz)
         return
+    if s.psi == PSI_PNORM:
+        _pnorm_sparse_row(s, j, step, x_val, x_ind, nnz)
+        return
     if _multiplicative(s, step, x_top):
         # e^{theta - shift} scales by e^{-d} (softmax, exp: den is num) and, for EG+-,
         # e^{-theta - shift} by e^{d}: products that add no cancellation at any step
@@ -1180,6 +1183,64 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         mass += fabs(term)
         top = term if term > top else top
     _renormalize_sparse_row(s, j, total, mass, top)
+
+
+cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
+                            const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """theta_j <- theta_j - step * x on a CSR row for pnorm, whose terms do not hold
+    theta: theta moves, the terms of the touched coordinates are computed afresh
+    (ga_pnorm_terms, vectorized over the gathered theta) and the normalizer changes
+    by their terms num theta / shift (>= 0: num has theta's sign). Four coordinates
+    are loaded before they are stored (see _sparse_axpy).
+    """
+    cdef Py_ssize_t q = 0, i0, i1, i2, i3
+    cdef double* theta = s.theta + j * s.n
+    cdef double* nums = s.num + j * s.n
+    cdef double* news = s.row_theta
+    cdef double* terms = s.row_num
+    cdef double t0, t1, t2, t3, u0, u1, u2, u3
+    cdef double removed = 0.0, added = 0.0, top = 0.0, shift = s.shift[j]
+    while q < nnz:
+        if q + 4 <= nnz:
+            i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
+            t0, t1, t2, t3 = theta[i0], theta[i1], theta[i2], theta[i3]
+            u0, u1, u2, u3 = nums[i0], nums[i1], nums[i2], nums[i3]
+            removed += (u0 * t0 + u1 * t1) + (u2 * t2 + u3 * t3)
+            t0 -= step * x_val[q]
+            t1 -= step * x_val[q + 1]
+            t2 -= step * x_val[q + 2]
+            t3 -= step * x_val[q + 3]
+            theta[i0], theta[i1], theta[i2], theta[i3] = t0, t1, t2, t3
+            news[q], news[q + 1], news[q + 2], news[q + 3] = t0, t1, t2, t3
+            q += 4
+        else:
+            i0 = x_ind[q]
+            t0 = theta[i0]
+            removed += nums[i0] * t0
+            t0 -= step * x_val[q]
+            theta[i0] = t0
+            news[q] = t0
+            q += 1
+    ga_pnorm_terms(news, terms, shift, s.p, nnz)
+    q = 0
+    while q < nnz:
+        if q + 4 <= nnz:
+            i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
+            u0, u1, u2, u3 = terms[q], terms[q + 1], terms[q + 2], terms[q + 3]
+            nums[i0], nums[i1], nums[i2], nums[i3] = u0, u1, u2, u3
+            u0, u1 = u0 * news[q], u1 * news[q + 1]
+            u2, u3 = u2 * news[q + 2], u3 * news[q + 3]
+            added += (u0 + u1) + (u2 + u3)
+            top = ga_greater(top, ga_greater(ga_greater(u0, u1), ga_greater(u2, u3)))
+            q += 4
+        else:
+            u0 = terms[q]
+            nums[x_ind[q]] = u0
+            added += u0 * news[q]
+            top = ga_greater(top, u0 * news[q])
+            q += 1
+    _renormalize_sparse_row(s, j, (added - removed) / shift, (added + removed) / shift,
+                            top / shift)
 
 
 cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
