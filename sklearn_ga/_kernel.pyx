@@ -1153,7 +1153,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
                 num += den
             sums[0] += num - old
             sums[1] += num + old
-            sums[2] = num if num > sums[2] else sums[2]
+            sums[2] = ga_greater(sums[2], num)
             q += 1
         if _normalized(s.psi):
             _renormalize_sparse_row(s, j, sums[0], sums[1], sums[2])
@@ -1181,7 +1181,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         dens[i] = up[q]
         total += term
         mass += fabs(term)
-        top = term if term > top else top
+        top = ga_greater(top, term)
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
