@@ -249,7 +249,7 @@ def test_long_multiplicative_steps_follow_figure5(psi, sparse):
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-@pytest.mark.parametrize("p", [2.5, 4.0, 24.95, 25.0])
+@pytest.mark.parametrize("p", [2.5, 4.0, 24.95, 25.0, 40.0])
 def test_pnorm_follows_figure5_for_integer_and_other_p(p, sparse):
     """An integer p takes its powers by multiplications, any other p by exp and log:
     both are Figure 5's p-norm algorithm."""
@@ -278,8 +278,11 @@ def test_eg_pm_with_large_parameters_stays_exact():
     np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
 
 
+PNORM_P = (2.0, 2.5, 3.0, 24.95, 25.0, 40.0, 64.0, 64.5)  # 64.5: exp and log again
+
+
 @pytest.mark.parametrize(("psi", "p"), [(name, 2.0) for name in PSI if name != "pnorm"]
-                         + [("pnorm", p) for p in (2.0, 2.5, 3.0, 24.95, 25.0)])
+                         + [("pnorm", p) for p in PNORM_P])
 def test_compiled_weights_equal_the_registry_formula(psi, p):
     """The kernel's own exp and log (branch-free polynomials) give the weights of the
     registry's NumPy formula, over parameters of every magnitude."""
