@@ -180,11 +180,11 @@ cdef extern from *:
         }
         for (q = 0; q < n; q++) {
             r = fabs(theta[q]) / shift;
-            num[q] = (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
+            /* e^{-1000} is 0: no second division by the shift to tell. */
+            num[q] = r < 1e-300 ? -1000.0 : (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
         }
         for (q = 0; q < n; q++) {
-            r = fabs(theta[q]) / shift;
-            power = r < 1e-300 ? 0.0 : ga_exp(num[q]);
+            power = ga_exp(num[q]);
             num[q] = theta[q] < 0.0 ? -power : power;
         }
     }
