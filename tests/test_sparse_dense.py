@@ -160,6 +160,25 @@ def test_csr_terms_that_underflow_and_grow_back_equal_dense(psi):
     assert highest > lowest + 700  # it grew back
 
 
+def test_csr_short_steps_beside_underflowed_terms_equal_dense():
+    # Short steps (the grouped multiplicative loop) on a row whose terms underflow:
+    # EG+- driven far outside its l1 ball puts theta_0 near 7500, so every other
+    # coordinate's e^{theta - shift} and theta_0's e^{-theta - shift} are 0 and theta
+    # lives in the parameter array. A second pass with a small eta must still move it.
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(3000, 5))
+    params = dict(psi="eg_pm", eta=0.5, U=5.0, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X, 8.0 * X[:, 0])
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), 8.0 * X[:, 0])
+    assert sparse.theta_[0, 0] > 7000
+    before = sparse.theta_.copy()
+    y = 4.0 * X[:, 0] + X[:, 1]
+    dense.set_params(eta=1e-3).partial_fit(X, y)
+    sparse.set_params(eta=1e-3).partial_fit(sp.csr_matrix(X), y)
+    assert np.abs(sparse.theta_ - before).max() > 1.0
+    _assert_same_model(dense, sparse)
+
+
 @pytest.mark.parametrize("psi", ["sphere", "simplex"])
 def test_csr_long_geodesic_steps_equal_dense(psi):
     # Large steps rebuild the whole row from its weights (KMWW Examples 2 and 3, the
