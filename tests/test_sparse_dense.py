@@ -160,6 +160,23 @@ def test_csr_terms_that_underflow_and_grow_back_equal_dense(psi):
     assert highest > lowest + 700  # it grew back
 
 
+@pytest.mark.parametrize("psi", ["softmax", "eg_pm"])
+def test_csr_terms_growing_past_e30_are_reshifted_equal_dense(psi):
+    # Short steps (under 1/2, the grouped multiplicative loop) drive theta_0 up by
+    # about 720 in 2000 trials: a term above e^30 must re-shift the row, or it would
+    # overflow near e^709. n = 200 so that no periodic recompute (every 32 n touched
+    # coordinates) does it instead.
+    X = np.zeros((2000, 200))
+    X[:, 0] = 1.0
+    X[::7, 1] = 0.5
+    y = np.full(2000, 10.0)
+    params = dict(psi=psi, eta=0.04, U=1.0, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X, y)
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), y)
+    assert sparse.theta_[0, 0] > 709
+    _assert_same_model(dense, sparse)
+
+
 def test_csr_short_steps_beside_underflowed_terms_equal_dense():
     # Short steps (the grouped multiplicative loop) on a row whose terms underflow:
     # EG+- driven far outside its l1 ball puts theta_0 near 7500, so every other
