@@ -914,9 +914,10 @@ cdef inline void _sparse_axpy(double* theta, double step, const double* x_val,
                               const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """theta[x_ind[q]] -= step x_val[q] (unique indices), four loads before four stores.
 
-    A load after a store to an unknown address waits on this CPU (Zen 1: a load /
-    store / load chain halves the speed of a scatter); loading four parameters first
-    lets the misses overlap.
+    On this CPU (Zen 1) a load that follows a store to an address that was itself
+    loaded (x_ind[q]) waits for that store, so a plain scatter runs one coordinate at
+    a time (in a C harness, half the speed); loading four parameters first lets
+    their loads overlap. The other CSR updates are grouped the same way.
     """
     cdef Py_ssize_t q = 0, i0, i1, i2, i3
     cdef double t0, t1, t2, t3
@@ -1089,7 +1090,8 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
 
     Exponential terms are scaled in place (steps up to SHIFT_SLACK); otherwise the
     terms are computed from the gathered theta (so the exponentials vectorize) and
-    scattered. The normalizer is updated by their change.
+    scattered; pnorm has its own pass (_pnorm_sparse_row). The normalizer is updated
+    by their change.
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double* theta = s.theta + base
