@@ -92,3 +92,23 @@ def test_non_finite_x_is_reported_without_a_separate_pass(bad, sparse, psi):
             call(X_bad, y)
     np.testing.assert_array_equal(model.coef_, before[0])
     assert (model.t_, model.cumulative_loss_) == before[1:]
+
+
+@pytest.mark.parametrize(("count", "n"),
+                         [(1, 100), (1, 2**18), (2, 2**18), (2, 3 * 2**17)])
+def test_term_arrays_are_separate_contiguous_and_huge_page_aligned(count, n):
+    # The kernel's work arrays: from 2 MiB up one allocation, aligned to 2 MiB (so
+    # that it can be backed by huge pages), and at most 2 MiB larger than asked.
+    from sklearn_ga._kernel import HUGE_PAGE, _term_arrays
+
+    terms = _term_arrays(count, 2, n)
+    assert terms.shape == (count, 2, n) and terms.dtype == np.float64
+    assert all(t.flags.c_contiguous for t in terms)
+    for i, term in enumerate(terms):
+        term[...] = i
+    assert [np.unique(t).tolist() for t in terms] == [[i] for i in range(count)]
+    if terms.nbytes >= HUGE_PAGE:
+        assert terms.ctypes.data % HUGE_PAGE == 0
+        assert terms.base.nbytes <= max(terms.nbytes + HUGE_PAGE, 2 * HUGE_PAGE)
+    else:
+        assert terms.base is None
