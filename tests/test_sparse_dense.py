@@ -177,6 +177,21 @@ def test_csr_terms_growing_past_e30_are_reshifted_equal_dense(psi):
     _assert_same_model(dense, sparse)
 
 
+def test_csr_pnorm_terms_growing_past_e30_are_reshifted_equal_dense():
+    # theta_0 grows from 0 to 1e13: its term |theta / shift|^p must re-shift the row
+    # once above e^30 (then the shift follows theta), or later terms are computed in
+    # the wrong units (and would overflow past |theta / shift| ~ 1e12 at p = 25).
+    X = np.zeros((30, 200))
+    X[:, 0] = 1.0
+    X[::3, 1] = 0.5
+    y = np.full(30, 1e13)
+    params = dict(psi="pnorm", p=25.0, eta=0.5, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X, y)
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), y)
+    assert sparse.theta_[0, 0] > 1e12
+    _assert_same_model(dense, sparse)
+
+
 def test_csr_short_steps_beside_underflowed_terms_equal_dense():
     # Short steps (the grouped multiplicative loop) on a row whose terms underflow:
     # EG+- driven far outside its l1 ball puts theta_0 near 7500, so every other
