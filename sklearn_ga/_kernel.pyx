@@ -290,6 +290,13 @@ cdef extern from *:
        expressions compile to branches, libm's fmin and fmax to calls. */
     static inline double ga_lesser(double a, double b) { return a < b ? a : b; }
     static inline double ga_greater(double a, double b) { return a > b ? a : b; }
+    /* The same of a group of four (the grouped CSR loops). */
+    static inline double ga_least4(double a, double b, double c, double d) {
+        return ga_lesser(ga_lesser(a, b), ga_lesser(c, d));
+    }
+    static inline double ga_greatest4(double a, double b, double c, double d) {
+        return ga_greater(ga_greater(a, b), ga_greater(c, d));
+    }
 
     /* Steps |d| <= GA_STEP_MAX update exponential terms by series (see below). */
     #define GA_STEP_MAX 0.5
@@ -528,6 +535,8 @@ cdef extern from *:
     double ga_exp(double x) noexcept nogil
     double ga_lesser(double a, double b) noexcept nogil
     double ga_greater(double a, double b) noexcept nogil
+    double ga_least4(double a, double b, double c, double d) noexcept nogil
+    double ga_greatest4(double a, double b, double c, double d) noexcept nogil
     void __builtin_prefetch(const void* address) noexcept nogil
     double ga_log(double x) noexcept nogil
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
@@ -1014,6 +1023,12 @@ cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
         _set_scale(s, j)
 
 
+cdef inline (double, double, double, double) _scaled4(
+        double t0, double t1, double t2, double t3, const double* f) noexcept nogil:
+    """Four terms t scaled by (1 + f) with one rounding each, t + t f."""
+    return t0 + t0 * f[0], t1 + t1 * f[1], t2 + t2 * f[2], t3 + t3 * f[3]
+
+
 cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
                                           const index_t* x_ind, const double* down,
                                           const double* up, Py_ssize_t q,
@@ -1037,28 +1052,22 @@ cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
     while q + 4 <= nnz:
         i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
         a0, a1, a2, a3 = nums[i0], nums[i1], nums[i2], nums[i3]
-        smallest = ga_lesser(ga_lesser(a0, a1), ga_lesser(a2, a3))
+        smallest = ga_least4(a0, a1, a2, a3)
         if pm:
             b0, b1, b2, b3 = dens[i0], dens[i1], dens[i2], dens[i3]
-            smallest = ga_lesser(smallest, ga_lesser(ga_lesser(b0, b1), ga_lesser(b2, b3)))
+            smallest = ga_lesser(smallest, ga_least4(b0, b1, b2, b3))
         if not smallest >= low:
             break
         removed += (a0 + a1) + (a2 + a3)
-        a0 += a0 * down[q]
-        a1 += a1 * down[q + 1]
-        a2 += a2 * down[q + 2]
-        a3 += a3 * down[q + 3]
+        a0, a1, a2, a3 = _scaled4(a0, a1, a2, a3, down + q)
         nums[i0], nums[i1], nums[i2], nums[i3] = a0, a1, a2, a3
         if pm:
             removed += (b0 + b1) + (b2 + b3)
-            b0 += b0 * up[q]
-            b1 += b1 * up[q + 1]
-            b2 += b2 * up[q + 2]
-            b3 += b3 * up[q + 3]
+            b0, b1, b2, b3 = _scaled4(b0, b1, b2, b3, up + q)
             dens[i0], dens[i1], dens[i2], dens[i3] = b0, b1, b2, b3
             a0, a1, a2, a3 = a0 + b0, a1 + b1, a2 + b2, a3 + b3
         added += (a0 + a1) + (a2 + a3)
-        top = ga_greater(top, ga_greater(ga_greater(a0, a1), ga_greater(a2, a3)))
+        top = ga_greater(top, ga_greatest4(a0, a1, a2, a3))
         q += 4
     while q < nnz:
         i0 = x_ind[q]
@@ -1235,7 +1244,7 @@ cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x
             u0, u1 = u0 * news[q], u1 * news[q + 1]
             u2, u3 = u2 * news[q + 2], u3 * news[q + 3]
             added += (u0 + u1) + (u2 + u3)
-            top = ga_greater(top, ga_greater(ga_greater(u0, u1), ga_greater(u2, u3)))
+            top = ga_greater(top, ga_greatest4(u0, u1, u2, u3))
             q += 4
         else:
             u0 = terms[q]
@@ -1277,7 +1286,7 @@ cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
             n0, n1, n2, n3 = n0 * n0, n1 * n1, n2 * n2, n3 * n3  # normalizer terms
             before = (o0 * o0 + o1 * o1) + (o2 * o2 + o3 * o3)
             after = (n0 + n1) + (n2 + n3)
-            top = ga_greater(top, ga_greater(ga_greater(n0, n1), ga_greater(n2, n3)))
+            top = ga_greater(top, ga_greatest4(n0, n1, n2, n3))
             q += 4
         else:
             i0 = x_ind[q]
