@@ -1041,9 +1041,9 @@ cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
     Stops at the first coordinate (or group of four) with a term below 2 UNDERFLOW,
     which could fall below UNDERFLOW (f >= e^{-1/2} - 1) and no longer hold theta,
     and returns its position (nnz if none); without ``check`` the caller knows that
-    no term is that small. Four coordinates are loaded before any
-    is stored (see _sparse_axpy). The terms are positive: mass = sum new + sum old,
-    change = sum new - sum old.
+    no term is that small. Four coordinates are loaded before any is stored (see
+    _sparse_axpy). The terms are positive: mass = sum new + sum old, change = sum
+    new - sum old.
     """
     cdef Py_ssize_t i0, i1, i2, i3
     cdef double a0, a1, a2, a3, b0, b1, b2, b3, smallest
