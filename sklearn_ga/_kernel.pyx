@@ -628,6 +628,10 @@ cdef Py_ssize_t TOUCH_LIMIT = 32
 cdef double RENEW_DENSE = 64.0
 # A multiplied term below this is recomputed from theta (0 would stay 0).
 cdef double UNDERFLOW = 1e-300
+# EG+-'s two terms of a coordinate multiply to e^{-2 shift} and neither exceeds
+# TERM_HIGH, so both stay above e^{-2 shift - SHIFT_SLACK}: up to this shift (the
+# bound is about 330) none comes near UNDERFLOW and the CSR scaling skips that check.
+cdef double PM_HELD_SHIFT = 300.0
 
 
 cdef struct State:
@@ -1141,11 +1145,8 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         q = 0
         while q < nnz:
             if lazy and small:
-                # EG+-'s terms multiply to e^{-2 shift} and none exceeds e^30
-                # (TERM_HIGH), so both are above e^{-2 shift - 30}: for shifts up
-                # to 300 none can underflow and the groups skip the check.
                 q = _scale_held_terms(nums, dens, x_ind, down, up, q, nnz, pm,
-                                      not pm or shift > 300.0, sums)
+                                      not pm or shift > PM_HELD_SHIFT, sums)
                 if q == nnz:
                     break
             # A coordinate whose terms underflow, a long step, or theta kept too.
@@ -1254,10 +1255,10 @@ cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x
             top = ga_greater(top, ga_greatest4(u0, u1, u2, u3))
             q += 4
         else:
-            u0 = terms[q]
-            nums[x_ind[q]] = u0
-            added += u0 * news[q]
-            top = ga_greater(top, u0 * news[q])
+            nums[x_ind[q]] = terms[q]
+            u0 = terms[q] * news[q]
+            added += u0
+            top = ga_greater(top, u0)
             q += 1
     _renormalize_sparse_row(s, j, (added - removed) / shift, (added + removed) / shift,
                             top / shift)
