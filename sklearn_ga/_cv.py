@@ -12,7 +12,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import fit_context, trial_runner
@@ -76,7 +78,7 @@ class _GridMixin:
                 else:
                     losses[g] += loss
 
-    def _search(self, X, Y, sample_weight, *, first_call):
+    def _search(self, X, Y, sample_weight, *, first_call, y=None, groups=None):
         if first_call:
             self._configs = self._grid()
             G, k, n = len(self._configs), Y.shape[1], X.shape[1]
@@ -96,7 +98,7 @@ class _GridMixin:
                        intercepts, losses)
         t += m
         if first_call and self.cv is not None:
-            scores = self._kfold_losses(X, Y, sample_weight)
+            scores = self._kfold_losses(X, y, Y, sample_weight, groups)
         else:
             scores = losses
         if not np.any(np.isfinite(scores)):
@@ -122,34 +124,51 @@ class _GridMixin:
                                PSI[self.psi].weights(thetas[best], U, self.p), eta=eta,
                                U=U, n_iter=1, t=t, cumulative_loss=losses[best])
 
-    def _kfold_losses(self, X, Y, sample_weight):
-        """Mean held-out matching loss per configuration over the folds of ``cv``."""
-        cv = check_cv(self.cv)
+    def _kfold_losses(self, X, y, Y, sample_weight, groups):
+        """Mean held-out matching loss per configuration over the folds of ``cv``.
+
+        The folds are those of scikit-learn's searches: stratified for a classifier
+        given an int, the splitter given ``y`` and ``groups``. Each fold's loss is
+        the sample-weighted mean over its test rows (weight 0 counts as absent).
+        """
+        cv = check_cv(self.cv, y, classifier=is_classifier(self))
         G, k, n = len(self._configs), Y.shape[1], X.shape[1]
-        totals = np.zeros(G)
-        for train, test in cv.split(X):
+        totals, folds = np.zeros(G), 0
+        for train, test in cv.split(X, y, groups):
+            weights = None if sample_weight is None else sample_weight[test]
+            if weights is not None and not np.sum(weights) > 0:
+                continue  # nothing held out
+            folds += 1
             thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
             diverged = np.zeros(G)
             self._lockstep(X, Y, sample_weight, train.astype(np.intp), thetas,
                            intercepts, diverged)
             for g, (_, U) in enumerate(self._configs):
-                weights = PSI[self.psi].weights(thetas[g], U, self.p)
-                A = np.asarray(X[test] @ weights.T) + intercepts[g]
+                coef = PSI[self.psi].weights(thetas[g], U, self.p)
+                A = np.asarray(X[test] @ coef.T) + intercepts[g]
                 with np.errstate(all="ignore"):
-                    loss = np.mean(PHI[self.phi].sample_loss(Y[test], A))
+                    loss = np.average(PHI[self.phi].sample_loss(Y[test], A),
+                                      weights=weights)
                 totals[g] += loss if np.isfinite(loss) else np.inf
             totals[~np.isfinite(diverged)] = np.inf
-        return totals / cv.get_n_splits(X)
+        if folds == 0:
+            raise ValueError(
+                f"Every test fold of cv={self.cv!r} has zero total sample weight: "
+                "nothing is held out to select by. Use other folds or weights."
+            )
+        return totals / folds
 
-    def _fit(self, X, y, sample_weight, *, classes=None):
+    def _fit(self, X, y, sample_weight, *, groups=None):
         X, Y, sample_weight = self._validate_training_data(
-            X, y, sample_weight, first_call=True, classes=classes)
-        return self._search(X, Y, sample_weight, first_call=True)
+            X, y, sample_weight, first_call=True, classes=None)
+        return self._search(X, Y, sample_weight, first_call=True, y=y, groups=groups)
+
+    def _progressive(self):
+        """partial_fit exists only for progressive validation (k-fold needs the
+        whole data set at once)."""
+        return self.cv is None
 
     def _partial_fit(self, X, y, sample_weight, *, classes=None):
-        if self.cv is not None:
-            raise ValueError("partial_fit selects by progressive validation only; set "
-                             "cv=None (k-fold needs the whole data set at once).")
         first_call = not hasattr(self, "thetas_")
         if not first_call:
             self._validate_changed_params()
@@ -193,7 +212,8 @@ class GARegressorCV(_GridMixin, GARegressor):
         ``None`` selects by progressive validation. Otherwise the configuration
         with the least mean held-out matching loss over these folds is selected
         (each fold costs one more lock-step pass over its training rows); the
-        returned model is still the one-pass model on all the data.
+        returned model is still the one-pass model on all the data, and
+        :meth:`partial_fit` is not available (k-fold needs the whole data set).
 
     Attributes
     ----------
@@ -262,7 +282,7 @@ class GARegressorCV(_GridMixin, GARegressor):
         self.cv = cv
 
     @fit_context
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Learn the data once with every configuration and select the best.
 
         Parameters
@@ -272,14 +292,20 @@ class GARegressorCV(_GridMixin, GARegressor):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets in the range of ``phi``.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+            Non-negative weights: a trial of weight s takes a step ``s * eta``,
+            and held-out losses are weighted means.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for the splitter of ``cv`` (e.g. ``GroupKFold``); unused
+            when ``cv`` is None.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, groups=groups)
+
+    partial_fit = available_if(_GridMixin._progressive)(GARegressor.partial_fit)
 
 
 class GAClassifierCV(_GridMixin, GAClassifier):
@@ -308,7 +334,8 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         Whether to learn intercepts.
     cv : None, int, cross-validation generator or iterable, default=None
         ``None`` selects by progressive validation; otherwise by the mean held-out
-        matching loss over these folds (see :class:`GARegressorCV`).
+        matching loss over these folds (stratified for an int, as in
+        ``GridSearchCV``; see :class:`GARegressorCV`).
 
     Attributes
     ----------
@@ -374,7 +401,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         self.cv = cv
 
     @fit_context
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Learn the data once with every configuration and select the best.
 
         Parameters
@@ -382,13 +409,19 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training inputs, learned in the given order.
         y : array-like of shape (n_samples,)
-            Class labels.
+            Class labels (an int ``cv`` makes stratified folds of them).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
+            Non-negative weights: a trial of weight s takes a step ``s * eta``,
+            and held-out losses are weighted means.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for the splitter of ``cv`` (e.g. ``GroupKFold``); unused
+            when ``cv`` is None.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, groups=groups)
+
+    partial_fit = available_if(_GridMixin._progressive)(GAClassifier.partial_fit)

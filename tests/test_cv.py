@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.model_selection import KFold
+from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
 from sklearn_ga import PHI, GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
 
@@ -115,8 +115,65 @@ def test_kfold_selects_the_least_held_out_loss():
     np.testing.assert_allclose(search.cv_results_["mean_test_loss"], expected,
                                rtol=1e-9)
     assert search.best_index_ == int(np.argmin(expected))
-    with pytest.raises(ValueError, match="set cv=None"):
-        search.partial_fit(X, y)
+    # k-fold selection needs the whole data set: no partial_fit (hasattr is False,
+    # as scikit-learn's checks and meta-estimators expect).
+    assert not hasattr(search, "partial_fit")
+    assert hasattr(GARegressorCV(), "partial_fit")
+
+
+def test_kfold_of_a_classifier_is_stratified():
+    # Sorted labels: unstratified folds would each hold out a class never learned.
+    X, y = sparse_target(m=300, seed=2)
+    labels = np.digitize(y, [-0.3, 0.3])
+    order = np.argsort(labels, kind="stable")
+    X, labels = X[order], labels[order]
+    grid = {"phi": "softmax", "etas": ETAS[:3]}
+    by_int = GAClassifierCV(cv=3, **grid).fit(X, labels)
+    by_splitter = GAClassifierCV(cv=StratifiedKFold(3), **grid).fit(X, labels)
+    folds = list(StratifiedKFold(3).split(X, labels))
+    by_folds = GAClassifierCV(cv=folds, **grid).fit(X, labels)
+    for search in (by_int, by_splitter):
+        np.testing.assert_allclose(search.cv_results_["mean_test_loss"],
+                                   by_folds.cv_results_["mean_test_loss"], rtol=1e-12)
+    unstratified = GAClassifierCV(cv=KFold(3), **grid).fit(X, labels)
+    assert not np.allclose(unstratified.cv_results_["mean_test_loss"],
+                           by_folds.cv_results_["mean_test_loss"])
+
+
+def test_kfold_passes_groups_to_the_splitter():
+    X, y = sparse_target(m=300)
+    groups = np.repeat(np.arange(6), 50)
+    grid = {"psi": "eg_pm", "phi": "tanh", "etas": ETAS[:3], "Us": US[:2]}
+    by_groups = GARegressorCV(cv=GroupKFold(3), **grid).fit(X, y, groups=groups)
+    folds = list(GroupKFold(3).split(X, y, groups))
+    by_folds = GARegressorCV(cv=folds, **grid).fit(X, y)
+    np.testing.assert_allclose(by_groups.cv_results_["mean_test_loss"],
+                               by_folds.cv_results_["mean_test_loss"], rtol=1e-12)
+    with pytest.raises(ValueError, match="groups"):
+        GARegressorCV(cv=GroupKFold(3), **grid).fit(X, y)
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+def test_zero_weight_samples_do_not_change_the_selection(cv):
+    # Weight 0 means absent: changing those targets changes no loss of the grid.
+    X, y = sparse_target(m=300)
+    weights = np.ones(y.shape[0])
+    weights[::10] = 0.0
+    changed = y.copy()
+    changed[::10] = -changed[::10]
+    grid = {"psi": "eg_pm", "phi": "tanh", "etas": ETAS[:3], "Us": US[:2], "cv": cv}
+    a = GARegressorCV(**grid).fit(X, y, sample_weight=weights)
+    b = GARegressorCV(**grid).fit(X, changed, sample_weight=weights)
+    np.testing.assert_allclose(a.cv_results_["mean_test_loss"],
+                               b.cv_results_["mean_test_loss"], rtol=1e-12)
+    if cv is not None:
+        # The held-out loss is the weighted mean over each fold's test rows.
+        kept = weights > 0
+        c = GARegressorCV(**{**grid, "cv": [(train, test[kept[test]]) for train, test
+                                             in KFold(3).split(X)]})
+        c.fit(X, y, sample_weight=weights)
+        np.testing.assert_allclose(a.cv_results_["mean_test_loss"],
+                                   c.cv_results_["mean_test_loss"], rtol=1e-12)
 
 
 def test_invalid_grids_are_rejected():

@@ -79,7 +79,9 @@ CONFIGURATIONS = [
     for phi in PHI
     if PHI[phi].classification
 ] + [GARegressorCV(), GARegressorCV(psi="eg_pm"), GAClassifierCV(),
-     GAClassifierCV(psi="eg_pm", phi="softmax")] + [
+     GAClassifierCV(psi="eg_pm", phi="softmax"),
+     # k-fold selection has no partial_fit (it needs the whole data set).
+     GARegressorCV(etas=3, cv=3), GAClassifierCV(etas=3, cv=3)] + [
     # The update options (issue 6); the geodesic psi are in the loops above.
     _configuration(GARegressor, "identity", "identity", update="implicit"),
     _configuration(GARegressor, "eg_pm", "identity", update="implicit"),
