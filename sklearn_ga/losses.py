@@ -253,19 +253,22 @@ class _MatchingLossScorer:
                 losses = matching_loss(Y, activation=A, phi=self.phi)
         return -float(np.average(losses, weights=sample_weight))
 
-    @staticmethod
-    def _activations(estimator, X):
-        """Activations of a GA regressor (last step of a Pipeline), else None.
+    def _activations(self, estimator, X):
+        """Activations of a GA regressor of this phi (last step of a Pipeline),
+        clipped as it predicts (GA^Y); else None (the predictions are scored).
 
         Predictions that round to the edge of the range of phi would make the loss
-        infinite; the activations keep it exact.
+        infinite; the activations keep it exact. Another phi's activations would
+        score another predictor than the model's.
         """
         from ._base import BaseGA  # _base imports theory, which imports this module
 
         if isinstance(estimator, Pipeline):
             X = estimator[:-1].transform(X)
             estimator = estimator[-1]
-        return estimator._activations(X) if isinstance(estimator, BaseGA) else None
+        if not isinstance(estimator, BaseGA) or estimator.phi != self.phi:
+            return None
+        return estimator._clip_activations(estimator._activations(X))
 
     @staticmethod
     def _encode(entry, classes, y, scores):
@@ -288,9 +291,10 @@ class _MatchingLossScorer:
 def matching_loss_scorer(phi):
     """Scorer: minus the mean matching loss of phi, for ``scoring=``.
 
-    sklearn-ga regressors (also as the last step of a Pipeline) are scored from
-    their activations, so the loss stays exact where predictions round to the edge
-    of the range of phi; other regressors from ``predict``. Classifiers are scored
+    Regressors are scored from ``predict``; sklearn-ga regressors of the same phi
+    (also as the last step of a Pipeline) from their activations (clipped as the
+    model clips its predictions, ``Y``), which give the same loss but stay exact
+    where predictions round to the edge of the range of phi. Classifiers are scored
     from ``decision_function``, with labels encoded as :class:`GAClassifier` fits
     them ({0, 1} or one-hot for logistic and softmax, {-1, +1} for tanh and sign,
     one-vs-rest with more than two classes), so the loss stays exact.

@@ -427,3 +427,18 @@ def test_regression_scorer_is_exact_where_predictions_saturate():
     for estimator in (model, make_pipeline(FunctionTransformer(), model)):
         score = matching_loss_scorer("logistic")(estimator, X, y)
         assert np.isfinite(score) and score == pytest.approx(expected, rel=1e-12)
+
+
+def test_regression_scorer_scores_the_predictions_of_another_phi_or_of_ga_y():
+    # The activations stand in for the predictions only when they are the model's:
+    # same phi, no clipping. Otherwise the scorer's phi would make another predictor.
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    y = np.tanh(X @ np.array([1.0, -1.0, 0.5]))
+    for model, phi in ((GARegressor(phi="tanh", eta=0.05), "identity"),
+                       (GARegressor(phi="tanh", eta=0.05, Y=0.5), "tanh"),
+                       (GARegressor(phi="identity", eta=0.05, Y=0.5), "identity")):
+        model.fit(X, y)
+        expected = -np.mean(matching_loss(y, model.predict(X), phi=phi))
+        score = matching_loss_scorer(phi)(model, X, y)
+        assert score == pytest.approx(expected, rel=1e-12), (model, phi)
