@@ -150,7 +150,7 @@ class BaseGA(BaseEstimator):
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state)
-        best_loss, no_improvement, epoch = np.inf, 0, 0
+        best_loss, no_improvement, epoch, first_loss = np.inf, 0, 0, 0.0
         for epoch in range(1, n_epochs + 1):
             if shuffled:
                 order = None  # free the last epoch's order before drawing the next
@@ -160,15 +160,16 @@ class BaseGA(BaseEstimator):
                 raise self._divergence(t + trials + 1, eta)
             t += m
             cumulative_loss += epoch_loss
+            first_loss = epoch_loss if epoch == 1 else first_loss
             if self.verbose:
                 print(f"-- Epoch {epoch}: loss {epoch_loss / m:.6g} per trial, "
                       f"trials seen {t}")
             if stop_on_tol:
                 no_improvement = (no_improvement + 1
                                   if epoch_loss > best_loss - self.tol * m else 0)
-                best_loss = min(best_loss, epoch_loss)
-                if no_improvement >= self.n_iter_no_change:
-                    break
+            best_loss = min(best_loss, epoch_loss)
+            if stop_on_tol and no_improvement >= self.n_iter_no_change:
+                break
         else:
             if stop_on_tol:
                 warnings.warn(
@@ -177,6 +178,19 @@ class BaseGA(BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
+        # Finite weights can still be diverging (each step overshooting, e.g.
+        # eta ||x||^2 > 2 for GD): a later epoch that does worse than the first,
+        # which started from scratch, is not convergence.
+        if epoch > 1 and epoch_loss > max(first_loss, 2.0 * best_loss):
+            warnings.warn(
+                f"The on-line loss grew over the epochs: {epoch_loss / m:.3g} per "
+                f"trial in epoch {epoch} against {first_loss / m:.3g} in the first. "
+                f"eta={eta:.6g} is probably too large (the weights may be "
+                "diverging); use a smaller eta, or scale the inputs (e.g. with "
+                "StandardScaler).",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return self._set_state(theta, intercept, loop.weights(renew=True), eta=eta,
                                U=self.U, n_iter=epoch, t=t,
                                cumulative_loss=cumulative_loss)

@@ -5,12 +5,25 @@ from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGA, fit_context
 from ._phi import CLASSIFICATION_PHI
 from ._psi import PSI
+
+
+def _class_labels(classes):
+    """The sorted labels of ``classes=``, checked as scikit-learn checks them."""
+    try:
+        if np.ndim(classes) != 1:
+            raise ValueError(f"a 1-D array is needed, got shape {np.shape(classes)}.")
+        return unique_labels(classes)  # reads the labels' types before converting
+    except ValueError as error:
+        raise ValueError(
+            f"classes={classes!r} are not class labels: {error} Pass a 1-D array of "
+            "labels of one type, e.g. classes=np.unique(y_all)."
+        ) from None
 
 
 def _has_probabilities(estimator):
@@ -176,8 +189,10 @@ class GAClassifier(ClassifierMixin, BaseGA):
     def _encode_targets(self, y, *, first_call, classes=None):
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
+        if classes is not None:
+            classes = _class_labels(classes)
         if first_call:
-            labels = np.unique(y) if classes is None else np.unique(classes)
+            labels = np.unique(y) if classes is None else classes
             if labels.shape[0] < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs at least 2 classes; got "
@@ -186,9 +201,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
                 )
         else:
             labels = self.classes_
-            if classes is not None and not np.array_equal(np.unique(classes), labels):
+            if classes is not None and not np.array_equal(classes, labels):
                 raise ValueError(
-                    f"classes={np.unique(classes)!r} differs from the classes of the "
+                    f"classes={classes!r} differs from the classes of the "
                     f"first call, {labels!r}; the set of classes is fixed by the first "
                     "call to partial_fit."
                 )

@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from ._base import fit_context, trial_runner
 from ._classifier import GAClassifier

@@ -80,7 +80,8 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     Raises
     ------
     ValueError
-        For ``psi="exp"``, where no finite bound follows from X.
+        For ``psi="exp"``, where no finite bound follows from X, and for the
+        geodesic psi, which Theorem 3 does not cover.
 
     Examples
     --------
@@ -96,11 +97,16 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
     b = entry.input_bound(X, U, p)
     if not np.isfinite(b):
-        raise ValueError(
-            f"b_(X,psi) of KW01 eq. (28) is infinite for psi={psi!r}: "
+        reason = (
+            "Theorem 3 is about the additive update of KW01 eq. (23), and this psi "
+            "moves the weights along geodesics (KMWW eq. 10)" if entry.geodesic else
             "x^T Dpsi(theta) x = sum_j exp(theta_j) x_j^2 grows without bound with "
-            "the weights, so Theorem 3 gives no learning rate. Use a numeric eta "
-            "(tune it, e.g. with GridSearchCV)."
+            "the weights"
+        )
+        raise ValueError(
+            f"b_(X,psi) of KW01 eq. (28) is not defined for psi={psi!r}: {reason}; "
+            "so Theorem 3 gives no learning rate. Use a numeric eta (tune it, e.g. "
+            "with GARegressorCV or GridSearchCV)."
         )
     return float(b) + float(fit_intercept)
 

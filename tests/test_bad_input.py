@@ -7,10 +7,12 @@ were before the failing call.
 
 import copy
 import re
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_ga import GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
 from sklearn_ga.losses import divergence, matching_loss, potential
@@ -249,3 +251,38 @@ def test_one_sample_and_one_feature():
 def test_loss_and_theory_functions_reject_bad_input(call, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         call()
+
+
+@pytest.mark.parametrize("tol", [1e-3, None])
+def test_a_growing_loss_is_reported_not_taken_for_convergence(tol):
+    # eta ||x||^2 > 2: every GD step overshoots and the weights grow geometrically
+    # while staying finite; the loss rises from epoch to epoch.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0])
+    with pytest.warns(ConvergenceWarning, match="loss grew.*smaller eta"):
+        model = GARegressor(eta=0.6, tol=tol, max_iter=8, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(model.coef_)) and np.max(np.abs(model.coef_)) > 1e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GARegressor(eta=0.05, tol=tol, max_iter=8, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("classes, message", [
+    (["a", "b", 3], "Mix of label input types"),
+    ([0, 1, 2.5], "Unknown label type"),
+    ([[0, 1], [1, 0]], "1-D array is needed"),
+])
+def test_partial_fit_rejects_classes_that_are_not_labels(classes, message):
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    model = GAClassifier()
+    expected = f"are not class labels: .*{message}.*np.unique"
+    with pytest.raises(ValueError, match=expected):
+        model.partial_fit(X, [0, 1], classes=classes)
+    assert not hasattr(model, "classes_")
+    model.partial_fit(X, [0, 1], classes=[0, 1])
+    before = copy.deepcopy(model.__dict__)
+    with pytest.raises(ValueError, match="are not class labels"):
+        model.partial_fit(X, [0, 1], classes=classes)
+    assert set(model.__dict__) == set(before)
+    np.testing.assert_array_equal(model.coef_, before["coef_"])

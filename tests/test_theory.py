@@ -142,7 +142,7 @@ def test_b_is_attained(psi, theta, x):
 def test_b_is_infinite_for_exp():
     x = np.array([1.0, -1.0])
     assert quadratic_form("exp", np.array([12.0, 0.0]), x) > 1e5
-    with pytest.raises(ValueError, match="infinite for psi='exp'"):
+    with pytest.raises(ValueError, match="not defined for psi='exp'"):
         input_bound(x[None], "exp")
 
 
@@ -329,7 +329,9 @@ def test_relative_loss_bound_parts():
 
 
 @pytest.mark.parametrize("estimator, message", [
-    (GARegressor(psi="exp"), "infinite for psi='exp'"),
+    (GARegressor(psi="exp"), "not defined for psi='exp': x\\^T Dpsi"),
+    (GARegressor(psi="sphere"), "not defined for psi='sphere': .* geodesics"),
+    (GAClassifier(psi="simplex"), "not defined for psi='simplex': .* geodesics"),
     (GARegressor(phi="exp"), "infinite for phi='exp'"),
     (GAClassifier(phi="sign"), "not defined for phi='sign'"),
 ])
