@@ -336,7 +336,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
         """Class probabilities from phi of the activations.
 
         Logistic: ``phi(a)``; tanh: ``(1 + tanh a) / 2``; one-vs-rest outputs are
-        normalized to sum to 1; softmax: ``softmax(a)``.
+        normalized to sum to 1, as ``SGDClassifier`` does (classes whose outputs
+        round to 1.0 tie; :meth:`predict` ranks them by activation); softmax:
+        ``softmax(a)``.
 
         Parameters
         ----------
