@@ -1590,10 +1590,12 @@ cdef bint _implicit_residuals(State* s, const double* x_val, const index_t* x_in
 
 cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val,
                         const index_t* x_ind, Py_ssize_t nnz, bint dense) noexcept nogil:
-    """theta_j <- theta_j - step Dpsi(theta_j)^T x (KMWW eq. 5), O(n) per row.
+    """theta_j <- theta_j - step Dpsi(theta_j)^T x (KMWW eq. 5).
 
     Dpsi is symmetric (KW01 §3): diag(omega) - omega omega^T for softmax, diag(omega)
     for exp, (U / Z) diag(cosh theta) - omega omega^T / U for EG+- (Z = sum cosh).
+    The rank-one part moves every coordinate (O(n) per row); exp's step, diagonal,
+    moves only the row's nonzeros (O(nnz)).
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double along = 0.0, slope
@@ -1613,6 +1615,11 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
                               if s.psi == PSI_EG_PM
                               else _unscaled_weight(s, s.num[i], s.den[i]))
         s.theta[i] -= step * slope * x_val[q]
+    if s.psi == PSI_EXP:
+        for q in range(nnz):
+            i = base + (q if dense else x_ind[q])
+            s.num[i] = ga_exp(s.theta[i])
+        return
     _recompute_row(s, j)
 
 

@@ -16,6 +16,10 @@ from scipy.special import expit, log_softmax, logit, logsumexp, rel_entr, softma
 
 from ._kernel import PhiCode
 
+# Softmax targets are rows of the simplex up to this error in their sums: float32
+# probabilities sum to 1 only to about 1e-7.
+SIMPLEX_TOLERANCE = 1e-6
+
 
 def _softplus(a):
     return np.logaddexp(0.0, a)
@@ -189,25 +193,40 @@ class TransferFunction:
         left, right = ("[", "]") if self.closed else ("(", ")")
         return f"{left}{self.low:.6g}, {self.high:.6g}{right}"
 
+    def range_violation(self, values):
+        """None if all values lie in the range of phi (softmax: along the last
+        axis), else what is wrong with them, for an error message."""
+        if self.name == "softmax":
+            columns = values.shape[-1] if values.ndim >= 1 else 0
+            if columns < 2:
+                return f"has {columns} column(s), not one per class (at least 2)"
+            if np.any(values < 0):
+                return f"has negative values (down to {values.min():.6g})"
+            sums = values.sum(axis=-1).ravel()
+            worst = sums[np.argmax(np.abs(sums - 1.0))]
+            if abs(worst - 1.0) > SIMPLEX_TOLERANCE:
+                return (f"rows must sum to 1 within {SIMPLEX_TOLERANCE:g}, but a row "
+                        f"sums to {worst:.6g}")
+            return None
+        if self.closed:
+            inside = np.all((values >= self.low) & (values <= self.high))
+        else:
+            inside = np.all((values > self.low) & (values < self.high))
+        return None if inside else (
+            f"has values in [{values.min():.6g}, {values.max():.6g}]")
+
     def in_range(self, values):
         """Whether all values lie in the range of phi (softmax: along the last axis)."""
-        if self.name == "softmax":
-            return bool(values.ndim >= 1 and values.shape[-1] >= 2
-                        and np.all(values >= 0)
-                        and np.allclose(values.sum(axis=-1), 1.0, rtol=0, atol=1e-9))
-        if self.closed:
-            return bool(np.all((values >= self.low) & (values <= self.high)))
-        return bool(np.all((values > self.low) & (values < self.high)))
+        return self.range_violation(values) is None
 
     def check_targets(self, Y):
         """Raise ValueError if targets Y (m, k) lie outside the range of phi."""
-        if not self.in_range(Y):
+        violation = self.range_violation(Y)
+        if violation is not None:
             raise ValueError(
-                f"phi={self.name!r} predicts values in {self.range_text()}, but y has "
-                f"values in [{Y.min():.6g}, {Y.max():.6g}]"
-                + (f" and {Y.shape[1]} column(s)" if self.name == "softmax" else "")
-                + ". Rescale y into that range or choose another phi (phi='identity' "
-                "accepts any real target)."
+                f"phi={self.name!r} predicts values in {self.range_text()}, but y "
+                f"{violation}. Rescale y into that range or choose another phi "
+                "(phi='identity' accepts any real target)."
             )
 
 

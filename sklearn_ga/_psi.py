@@ -45,21 +45,32 @@ def _exp(theta, U, p):
     return np.exp(theta)
 
 
-def _pnorm(theta, U, p):
-    # sign(theta)|theta|^(p-1) / ||theta||_p^(p-2), measured in units of max |theta|.
+def _unit_rows(theta):
+    """theta = shift * r row by row, shift = max |theta| (1 for a zero row), so
+    that powers of r (|r| <= 1, one entry 1) neither overflow nor all underflow."""
     shift = np.max(np.abs(theta), axis=-1, keepdims=True)
     shift = np.where(shift > 0, shift, 1.0)
-    r = np.abs(theta) / shift
-    norm = np.sum(r**p, axis=-1, keepdims=True)
+    return shift, theta / shift
+
+
+def _pnorm_norms(theta, p):
+    """||theta||_p of each row, at any scale of theta and any p."""
+    shift, r = _unit_rows(theta)
+    return shift[..., 0] * np.sum(np.abs(r) ** p, axis=-1) ** (1 / p)
+
+
+def _pnorm(theta, U, p):
+    # sign(theta)|theta|^(p-1) / ||theta||_p^(p-2), measured in units of max |theta|.
+    shift, r = _unit_rows(theta)
+    norm = np.sum(np.abs(r) ** p, axis=-1, keepdims=True)
     scale = np.divide(shift, norm ** ((p - 2) / p), out=np.zeros_like(shift),
                       where=norm > 0)
-    return scale * np.sign(theta) * r ** (p - 1)
+    return scale * np.sign(r) * np.abs(r) ** (p - 1)
 
 
 def _sphere(theta, U, p):
     # U theta / ||theta||_2, measured in units of max |theta| (no overflow).
-    shift = np.max(np.abs(theta), axis=-1, keepdims=True)
-    r = theta / np.where(shift > 0, shift, 1.0)
+    _, r = _unit_rows(theta)
     return U * r / np.linalg.norm(r, axis=-1, keepdims=True)
 
 
@@ -95,7 +106,7 @@ def _potential_exp(theta, U, p):
 
 
 def _potential_pnorm(theta, U, p):
-    return 0.5 * np.sum(np.abs(theta) ** p, axis=-1) ** (2 / p)
+    return 0.5 * _pnorm_norms(theta, p) ** 2
 
 
 def _divergence_identity(theta_tilde, theta, U, p):
@@ -115,9 +126,14 @@ def _divergence_eg_pm(theta_tilde, theta, U, p):
 
 def _divergence_exp(theta_tilde, theta, U, p):
     # sum_j e^theta_j (e^d - 1 - d) with d = theta_tilde - theta, i.e. the
-    # unnormalized relative entropy sum_j (w_j ln(w_j / w~_j) + w~_j - w_j).
+    # unnormalized relative entropy sum_j (w_j ln(w_j / w~_j) + w~_j - w_j). For
+    # d > 1 the term is e^theta~ - e^theta (1 + d) (no cancellation: e^d > 1 + d by
+    # a factor of at least e / 2), finite where e^theta underflows and e^d overflows.
     d = theta_tilde - theta
-    return np.sum(np.exp(theta) * (np.expm1(d) - d), axis=-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = np.where(d > 1.0, np.exp(theta_tilde) - np.exp(theta) * (1.0 + d),
+                         np.exp(theta) * (np.expm1(d) - d))
+    return np.sum(terms, axis=-1)
 
 
 def _divergence_pnorm(theta_tilde, theta, U, p):
@@ -130,11 +146,19 @@ def _divergence_pnorm(theta_tilde, theta, U, p):
 def _row_norms(X, order):
     """max over rows of ||x||_order (dense or CSR)."""
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        if order == np.inf:
-            return float(abs(X).max()) if X.nnz else 0.0
-        return float(np.max(np.asarray(abs(X).power(order).sum(axis=1)))) ** (1 / order)
-    return float(np.max(np.linalg.norm(X, ord=order, axis=1)))
+        X = abs(sp.csr_matrix(X))
+        if order == np.inf or not X.nnz:
+            return float(X.max()) if X.nnz else 0.0
+        # Each row in units of its largest entry, as in _pnorm_norms.
+        shift = X.max(axis=1).toarray()[:, 0]
+        shift[shift == 0] = 1.0
+        units = sp.csr_matrix((X.data / np.repeat(shift, np.diff(X.indptr)),
+                               X.indices, X.indptr), shape=X.shape)
+        powers = np.asarray(units.power(order).sum(axis=1))[:, 0]
+        return float(np.max(shift * powers ** (1 / order)))
+    if order == np.inf:
+        return float(np.max(np.abs(X)))
+    return float(np.max(_pnorm_norms(X, order)))
 
 
 def _b_identity(X, U, p):

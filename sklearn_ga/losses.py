@@ -57,12 +57,13 @@ def _as_parameters(values, name):
 
 def _check_in_range(entry, values, name):
     """Raise ValueError unless ``values`` lie in the (closure of the) range of phi."""
-    if not entry.in_range(values):
+    violation = entry.range_violation(values)
+    if violation is not None:
         raise ValueError(
             f"{name} must lie in the range of phi={entry.name!r}, "
             f"{entry.range_text()}" + (" (one row per sample)"
                                        if entry.name == "softmax" else "")
-            + ". Rescale it, or compute the loss of another phi."
+            + f", but it {violation}. Rescale it, or compute the loss of another phi."
         )
 
 
@@ -124,6 +125,9 @@ def matching_loss(y_true, y_pred=None, *, activation=None, phi="identity"):
     _check_in_range(entry, Y, "y_true")
     given = _as_float_array(activation if y_pred is None else y_pred,
                             "activation" if y_pred is None else "y_pred")
+    if y_pred is None and not np.isfinite(given).all():
+        raise ValueError("activation contains infinity; activations are finite "
+                         "numbers (a model's always are).")
     if given.shape != Y.shape:
         raise ValueError(f"y_true has shape {Y.shape} but "
                          f"{'activation' if y_pred is None else 'y_pred'} has shape "

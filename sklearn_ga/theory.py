@@ -254,7 +254,9 @@ def relative_loss_bound(X, y, theta, *, psi="identity", phi="identity", U=1.0,
     Computes b (eq. 28), c (eq. 29), the comparator's total loss and its
     divergence from the start Theta_1 = 0 of the estimators, then the rate and
     the bound. Compare ``bound`` with ``cumulative_loss_`` of
-    ``GARegressor(psi, phi, eta=eta, U=U, p=p).partial_fit(X, y)``.
+    ``GARegressor(psi, phi, eta=eta, U=U, p=p, fit_intercept=intercept is not
+    None).partial_fit(X, y)``: the rate and the bound are for that model (an
+    intercept is one more input, which raises b).
 
     Parameters
     ----------

@@ -7,6 +7,7 @@ form of the potentials (eq. 2, 19) and scikit-learn's log loss.
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
@@ -23,6 +24,7 @@ from sklearn_ga.losses import (
     matching_loss_scorer,
     potential,
 )
+from sklearn_ga.theory import input_bound
 
 # Transfer functions with a matching loss in the sense of KW01 eq. (2).
 SMOOTH_PHI = [name for name in PHI if name != "sign"]
@@ -247,6 +249,11 @@ def test_shapes_and_multioutput_sum():
     ({"y_true": [0.5], "y_pred": [0.5, 0.5], "phi": "logistic"}, "shape"),
     ({"y_true": [0.5], "y_pred": [0.5], "phi": "relu"}, "not a transfer function"),
     ({"y_true": [np.nan], "y_pred": [0.5], "phi": "identity"}, "NaN"),
+    ({"y_true": [1.0], "activation": [np.inf], "phi": "logistic"}, "infinity"),
+    ({"y_true": [[0.0, 1.0]], "activation": [[-np.inf, 0.0]], "phi": "softmax"},
+     "infinity"),
+    ({"y_true": [[0.2, 0.7]], "y_pred": [[0.5, 0.5]], "phi": "softmax"},
+     "sum to 1.*0.9"),
 ])
 def test_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -356,6 +363,45 @@ def test_divergence_closed_forms():
     assert np.isclose(divergence([0.0, 0.0], [900.0, -900.0], psi="eg_pm"), np.log(2))
 
 
+@pytest.mark.parametrize("theta_tilde, theta", [
+    ([0.0], [-800.0]), ([0.0, 0.0], [-720.0, 1.0]), ([10.0], [-700.0]),
+    ([-750.0, 3.0], [-745.0, 2.0]),
+])
+def test_exp_divergence_where_a_weight_underflows(theta_tilde, theta):
+    # sum_j w~_j - w_j - (theta~_j - theta_j) w_j with w = e^theta, each term by
+    # exact arithmetic (fractions of the floats' exact values) as the oracle.
+    from fractions import Fraction
+    from math import exp
+
+    expected = Fraction(0)
+    for a, b in zip(theta_tilde, theta, strict=True):
+        w_tilde, w = Fraction(exp(a)), Fraction(exp(b))
+        expected += w_tilde - w - (Fraction(a) - Fraction(b)) * w
+    value = divergence(theta_tilde, theta, psi="exp")
+    assert np.isfinite(value) and value == pytest.approx(float(expected), rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [28.0, 100.0])
+@pytest.mark.parametrize("scale", [1e-12, 1e-4, 1.0, 2e3])
+def test_pnorm_functions_at_any_scale_of_theta(p, scale):
+    # ||.||_p is homogeneous: the potential ||theta||_p^2 / 2 and its divergence
+    # scale by scale^2, b = (p - 1) max ||x||_p^2 likewise, at any large p (where
+    # |theta|^p alone under- or overflows).
+    theta_tilde, theta = np.array([2.0, -1.0, 0.5]), np.array([1.0, 0.0, -1.5])
+    unit = divergence(theta_tilde, theta, psi="pnorm", p=p)
+    assert unit > 0
+    assert divergence(scale * theta_tilde, scale * theta, psi="pnorm", p=p) == (
+        pytest.approx(scale**2 * unit, rel=1e-9))
+    assert potential(scale * theta, psi="pnorm", p=p) == pytest.approx(
+        scale**2 * potential(theta, psi="pnorm", p=p), rel=1e-12)
+    X = np.array([theta, theta_tilde])
+    b = input_bound(X, "pnorm", p=p)
+    assert b > 0
+    for rows in (scale * X, sp.csr_matrix(scale * X)):
+        assert input_bound(rows, "pnorm", p=p) == pytest.approx(scale**2 * b,
+                                                                 rel=1e-12)
+
+
 def test_divergence_bad_input():
     with pytest.raises(ValueError, match="shape"):
         divergence(np.zeros(3), np.zeros(4))
@@ -442,3 +488,16 @@ def test_regression_scorer_scores_the_predictions_of_another_phi_or_of_ga_y():
         expected = -np.mean(matching_loss(y, model.predict(X), phi=phi))
         score = matching_loss_scorer(phi)(model, X, y)
         assert score == pytest.approx(expected, rel=1e-12), (model, phi)
+
+
+def test_float32_probabilities_are_softmax_targets():
+    # float32 rows sum to 1 only to about 1e-7.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3))
+    Y = PHI["softmax"].transfer(rng.normal(size=(60, 3))).astype(np.float32)
+    assert np.max(np.abs(Y.astype(np.float64).sum(axis=1) - 1.0)) > 1e-9
+    model = GARegressor(phi="softmax", eta=0.1).fit(X, Y)
+    assert np.isfinite(model.cumulative_loss_)
+    assert np.all(matching_loss(Y, model.predict(X), phi="softmax") >= -1e-6)
+    with pytest.raises(ValueError, match="within 1e-06, but a row sums to 0.99"):
+        GARegressor(phi="softmax", eta=0.1).fit(X, 0.99 * Y)
