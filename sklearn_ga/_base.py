@@ -89,12 +89,30 @@ class BaseGA(BaseEstimator):
             order="C", ensure_all_finite=False, **self._target_validation,
         )
         Y = self._encode_targets(y, first_call=first_call, classes=classes)
+        if not first_call:
+            self._check_continuation(Y.shape[1])
         PHI[self.phi].check_targets(Y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
             )
         return X, Y, sample_weight
+
+    def _check_continuation(self, k):
+        """A fitted state continues only under its psi and with its k outputs."""
+        name, fitted_k = type(self).__name__, self.theta_.shape[0]
+        restart = "or call fit with warm_start=False to start over"
+        if self.psi != self._fitted_psi:
+            raise ValueError(
+                f"{name} was fitted with psi={self._fitted_psi!r}: its parameters "
+                f"theta_ are not those of psi={self.psi!r}. Set psi back, {restart}."
+            )
+        if k != fitted_k:
+            raise ValueError(
+                f"{name} was fitted with {fitted_k} output(s), but these targets need "
+                f"{k} (phi={self.phi!r}). Pass targets of the same shape (or set phi "
+                f"back), {restart}."
+            )
 
     def _validate_changed_params(self):
         """``_validate_params()`` unless the parameters are those validated last.
@@ -263,6 +281,7 @@ class BaseGA(BaseEstimator):
         """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
         computes it faster than the registry's NumPy functions)."""
         self.eta_ = eta
+        self._fitted_psi = self.psi
         self.theta_ = theta
         self.intercept_ = intercept
         self.coef_ = self._shape_coef(weights)
@@ -281,9 +300,13 @@ class BaseGA(BaseEstimator):
         bounds nothing (b = 0): any rate is safe there, and 1 is used.
         """
         if self.eta != "theory":
+            self._theory_parameters = None
             return float(self.eta)
-        if not first_call:
+        # The rate stays that of the first batch while what it depends on stays.
+        depends_on = (self.psi, self.phi, self.U, self.p, self.fit_intercept)
+        if not first_call and self._theory_parameters == depends_on:
             return self.eta_
+        self._theory_parameters = depends_on
         # X is not scanned for NaN/inf before the kernel; b would be NaN or inf.
         assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
         try:

@@ -64,7 +64,10 @@ class GAClassifier(ClassifierMixin, BaseGA):
     phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
         Transfer function; its matching loss is the loss (log loss for logistic and
         softmax; with ``"sign"`` the update is the Perceptron's: a step on mistakes,
-        where ``a = 0`` counts as a mistake).
+        where ``a = 0`` counts as a mistake; an exact tie is decided in floating
+        point, where the normalizers of softmax, EG± and pnorm, kept up to date
+        incrementally within a call, can round it to +-1e-17, so on integer
+        inputs a stream split into calls may decide a tie otherwise).
     eta : float or "theory", default="theory"
         Learning rate, > 0, or ``"theory"`` for KW01 Theorem 3's ``1 / (2 b c)``
         from the first batch (see :class:`GARegressor`; unavailable for
@@ -215,7 +218,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
             raise ValueError(
                 f"y contains labels {unseen!r} that are not among the classes "
                 f"{labels!r}; pass every class in classes= on the first call to "
-                "partial_fit (or refit with fit)."
+                "partial_fit, or call fit with warm_start=False to start over."
             )
         k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
         low = -1.0 if self.phi in ("tanh", "sign") else 0.0

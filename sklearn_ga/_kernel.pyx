@@ -1910,6 +1910,14 @@ cdef class TrialLoop:
         with nogil:
             _recompute_all(&self.s)
 
+    def _check_widths(self, Py_ssize_t features, Py_ssize_t outputs):
+        """The loop reads rows of n features and targets of k outputs, unchecked."""
+        if features != self.s.n or outputs != self.s.k:
+            raise ValueError(
+                f"TrialLoop of {self.s.k} x {self.s.n} parameters got rows of "
+                f"{features} features and {outputs} targets."
+            )
+
     def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order):
         """Run one trial per entry of ``order`` on the dense rows of X.
@@ -1923,6 +1931,7 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double* x_next
+        self._check_widths(X.shape[1], Y.shape[1])
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = self.s.x_top_ready = False
@@ -1955,6 +1964,7 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
+        self._check_widths(self.s.n, Y.shape[1])
         for r in range(indptr.shape[0] - 1):
             longest = max(longest, indptr[r + 1] - indptr[r])
         self._row_scratch(longest)

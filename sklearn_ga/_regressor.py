@@ -44,9 +44,10 @@ class GARegressor(RegressorMixin, BaseGA):
     eta : float or "theory", default="theory"
         Learning rate, > 0. ``"theory"`` sets it from KW01 Theorem 3,
         ``eta = 1 / (2 b c)``, with b of eq. (28) computed on the first batch (plus
-        1 for the intercept) and c of eq. (29) (:mod:`sklearn_ga.theory`): the rate
-        of the worst-case bound (30), which assumes later inputs obey the first
-        batch's bound; tuned rates are often several times larger. It needs finite
+        1 for the intercept; again on the first batch after ``U``, ``p``, ``phi``
+        or ``fit_intercept`` change) and c of eq. (29) (:mod:`sklearn_ga.theory`):
+        the rate of the worst-case bound (30), which assumes later inputs obey the
+        first batch's bound; tuned rates are often several times larger. It needs finite
         b and c, so ``psi="exp"`` and ``phi="exp"`` need a number.
         For ``psi="eg_pm"`` the rate is that of HKW's EG±, whose parameter step is
         ``eta * U * (y_hat - y) x``.
@@ -198,11 +199,6 @@ class GARegressor(RegressorMixin, BaseGA):
             raise ValueError(
                 "phi='softmax' needs 2-D targets y of shape (n_samples, n_outputs) "
                 "whose rows lie on the probability simplex; got 1-D y."
-            )
-        if not first_call and Y.shape[1] != self.theta_.shape[0]:
-            raise ValueError(
-                f"y has {Y.shape[1]} output(s), but {type(self).__name__} was fitted "
-                f"with {self.theta_.shape[0]}; pass targets of the same shape."
             )
         if first_call:
             self._single_output = y.ndim == 1

@@ -13,8 +13,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn_ga._kernel import TrialLoop
 
-from sklearn_ga import GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
+from sklearn_ga import (
+    PHI,
+    PSI,
+    GAClassifier,
+    GAClassifierCV,
+    GARegressor,
+    GARegressorCV,
+)
 from sklearn_ga.losses import divergence, matching_loss, potential
 from sklearn_ga.theory import input_bound
 
@@ -286,3 +294,73 @@ def test_partial_fit_rejects_classes_that_are_not_labels(classes, message):
         model.partial_fit(X, [0, 1], classes=classes)
     assert set(model.__dict__) == set(before)
     np.testing.assert_array_equal(model.coef_, before["coef_"])
+
+
+@pytest.mark.parametrize("make_model, change", [
+    (lambda: GAClassifier(phi="logistic", eta=0.1), {"phi": "softmax"}),
+    (lambda: GAClassifier(phi="softmax", eta=0.1), {"phi": "tanh"}),
+    (lambda: GAClassifierCV(phi="logistic", etas=[0.1, 1.0]), {"phi": "softmax"}),
+])
+def test_a_phi_with_another_number_of_outputs_cannot_continue(make_model, change):
+    # Binary logistic learns one output, softmax two: the state cannot carry over.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = make_model().partial_fit(X, y, classes=[0, 1])
+    before = copy.deepcopy(model.__dict__)
+    model.set_params(**change)
+    with pytest.raises(ValueError, match="output.*fit with warm_start=False"):
+        model.partial_fit(X, y)
+    np.testing.assert_array_equal(model.theta_, before["theta_"])
+    if "warm_start" in model.get_params():
+        model.set_params(warm_start=True, max_iter=3, tol=None)
+        with pytest.raises(ValueError, match="output"):
+            model.fit(X, y)
+        np.testing.assert_array_equal(model.theta_, before["theta_"])
+
+
+@pytest.mark.parametrize("make_model", [
+    lambda: GARegressor(eta=0.1), lambda: GARegressorCV(etas=[0.1, 1.0]),
+])
+def test_another_psi_cannot_continue_the_stream(make_model):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = X[:, 0]
+    model = make_model().partial_fit(X, y)
+    before = copy.deepcopy(model.__dict__)
+    model.set_params(psi="sphere")
+    with pytest.raises(ValueError, match="psi='identity'.*fit with warm_start=False"):
+        model.partial_fit(X, y)
+    np.testing.assert_array_equal(model.theta_, before["theta_"])
+    model.set_params(psi="identity").partial_fit(X, y)  # set back: continues
+
+
+def test_theory_rate_follows_the_parameters_it_depends_on():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = np.tanh(X[:, 0])
+    model = GARegressor(eta=0.5).partial_fit(X, y)
+    model.set_params(eta="theory").partial_fit(X, y)
+    assert model.eta_ == GARegressor().partial_fit(X, y).eta_
+    pm = GARegressor(psi="eg_pm", U=1.0).partial_fit(X, y)
+    first = pm.eta_
+    pm.partial_fit(X, 2 * y)  # same parameters: the first batch's rate stays
+    assert pm.eta_ == first
+    pm.set_params(U=100.0).partial_fit(X, y)
+    assert pm.eta_ == GARegressor(psi="eg_pm", U=100.0).partial_fit(X, y).eta_
+    assert pm.eta_ < first / 1000
+
+
+def test_the_compiled_loop_refuses_rows_or_targets_of_another_width():
+    # The loop reads without bounds checks: a caller's shape error must not read
+    # past the arrays.
+    loop = TrialLoop(PSI["identity"].code, PHI["identity"].code, np.zeros((1, 3)),
+                     np.zeros(1), 0.1, 1.0, 2.0, True)
+    order, no_weights = np.arange(4, dtype=np.intp), np.empty(0)
+    for X, Y in ((np.zeros((4, 3)), np.zeros((4, 2))), (np.zeros((4, 2)),
+                                                         np.zeros((4, 1)))):
+        with pytest.raises(ValueError, match="TrialLoop of 1 x 3 parameters"):
+            loop.run_dense(X, Y, no_weights, order)
+    X = sp.csr_matrix(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="2 targets"):
+        loop.run_csr(X.data, X.indices, X.indptr, np.zeros((4, 2)), no_weights, order)

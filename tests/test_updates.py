@@ -453,7 +453,8 @@ def test_undefined_combinations_are_refused(params, message):
     X = rng.standard_normal((20, 3))
     Y = rng.dirichlet(np.ones(2), size=20)
     y = Y if params.get("phi") == "softmax" else Y[:, 0]
-    model = GARegressor(phi=params.get("phi", "identity"), eta=0.1).partial_fit(X, y)
+    model = GARegressor(psi=params.get("psi", "identity"),
+                        phi=params.get("phi", "identity"), eta=0.1).partial_fit(X, y)
     before = {key: getattr(model, key) for key in ("theta_", "intercept_", "coef_",
                                                    "t_", "cumulative_loss_")}
     model.set_params(**params)
