@@ -178,7 +178,8 @@ class BaseGA(BaseEstimator):
                 raise self._divergence(t + trials + 1, eta)
             t += m
             cumulative_loss += epoch_loss
-            first_loss = epoch_loss if epoch == 1 else first_loss
+            if epoch == 1:
+                first_loss = epoch_loss
             if self.verbose:
                 print(f"-- Epoch {epoch}: loss {epoch_loss / m:.6g} per trial, "
                       f"trials seen {t}")

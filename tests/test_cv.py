@@ -184,3 +184,14 @@ def test_invalid_grids_are_rejected():
         GARegressorCV(psi="eg_pm", Us=[]).fit(X, y)
     with pytest.raises(ValueError, match="classes must be passed"):
         GAClassifierCV().partial_fit(X, y > 0)
+
+
+def test_kfold_needs_held_out_weight():
+    X, y = sparse_target(m=60)
+    weights = np.ones(60)
+    weights[:20] = 0.0
+    folds = [(np.arange(20, 60), np.arange(20))]  # only zero-weight rows held out
+    search = GARegressorCV(etas=ETAS[:2], cv=folds)
+    with pytest.raises(ValueError, match="zero total sample weight"):
+        search.fit(X, y, sample_weight=weights)
+    assert not hasattr(search, "coef_")
