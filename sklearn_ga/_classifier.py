@@ -26,6 +26,12 @@ def _class_labels(classes):
         ) from None
 
 
+def _same_labels(classes, labels):
+    """Whether ``classes`` are these (checked) labels, in order, of their kind."""
+    classes = np.asarray(classes)
+    return classes.dtype.kind == labels.dtype.kind and np.array_equal(classes, labels)
+
+
 def _has_probabilities(estimator):
     if estimator.phi == "sign":
         raise AttributeError(
@@ -190,9 +196,14 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.verbose = verbose
 
     def _encode_targets(self, y, *, first_call, classes=None):
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        if classes is not None:
+        if first_call or not (isinstance(y, np.ndarray) and y.ndim == 1):
+            y = column_or_1d(y, warn=True)  # (a validated batch's 1-D array is one)
+        if first_call:
+            check_classification_targets(y)
+        # On later calls, classes= is usually the fitted classes again: checked by
+        # comparison (the full check costs more than learning a small batch).
+        if classes is not None and (first_call
+                                    or not _same_labels(classes, self.classes_)):
             classes = _class_labels(classes)
         if first_call:
             labels = np.unique(y) if classes is None else classes
@@ -214,6 +225,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
         codes = np.searchsorted(labels, y)
         known = labels[np.minimum(codes, labels.shape[0] - 1)] == y
         if not np.all(known):
+            # (On a later call y was not checked: labels that are all known are.)
+            check_classification_targets(y)
             unseen = np.unique(y[~known])
             raise ValueError(
                 f"y contains labels {unseen!r} that are not among the classes "

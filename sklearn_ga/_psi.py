@@ -225,7 +225,8 @@ class Parameterization:
         orthant), so some targets cannot be fitted well.
     input_bound : callable
         ``input_bound(X, U, p)`` is b_{X,psi} of KW01 eq. (28) for the rows of X
-        (``inf`` when no bound follows from X alone).
+        (``inf`` when no bound follows from X alone): a max over rows, so that it
+        can be taken block by block.
     description : str
         One line for docs and error messages.
     geodesic : bool

@@ -18,9 +18,15 @@ cumulative on-line loss, ``cumulative_loss_`` of the estimators.
 from collections import namedtuple
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from .losses import _phi_entry, _psi_entry, divergence, matching_loss
+
+# input_bound reads X in about this many blocks of rows (of at least
+# MIN_BLOCK_VALUES entries), so that its temporaries are about 1 / BLOCKS of X.
+BLOCKS = 100
+MIN_BLOCK_VALUES = 4096
 
 __all__ = [
     "Guarantee", "RelativeLossBound", "hkw_theorem1", "hkw_theorem2", "input_bound",
@@ -95,7 +101,12 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     """
     entry = _psi_entry(psi)
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
-    b = entry.input_bound(X, U, p)
+    # b is a max over rows: taken over blocks of rows, the row-wise temporaries
+    # stay small (X may be most of the memory: no copy of it).
+    per_row = max(1.0, X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1])
+    rows = max(-(-X.shape[0] // BLOCKS), int(MIN_BLOCK_VALUES // per_row), 1)
+    b = max(entry.input_bound(X[start:start + rows], U, p)
+            for start in range(0, X.shape[0], rows))
     if not np.isfinite(b):
         reason = (
             "Theorem 3 is about the additive update of KW01 eq. (23), and this psi "

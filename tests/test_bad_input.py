@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn_ga._kernel import TrialLoop
 
 from sklearn_ga import (
@@ -364,3 +364,23 @@ def test_the_compiled_loop_refuses_rows_or_targets_of_another_width():
     X = sp.csr_matrix(np.ones((4, 3)))
     with pytest.raises(ValueError, match="2 targets"):
         loop.run_csr(X.data, X.indices, X.indptr, np.zeros((4, 2)), no_weights, order)
+
+
+def test_later_partial_fit_calls_check_labels_as_the_first_does():
+    # Later calls compare classes= and y with the fitted classes instead of
+    # re-running scikit-learn's label checks; the outcomes must be the same.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    labels = np.array([0, 1, 2] * 10)
+    fresh = GAClassifier(eta=0.1)
+    fitted = GAClassifier(eta=0.1).partial_fit(X, labels, classes=[0, 1, 2])
+    for model, kwargs in ((fresh, {"classes": [0, 1, 2]}), (fitted, {})):
+        with pytest.raises(ValueError, match="Unknown label type"):
+            model.partial_fit(X, labels + 0.5, **kwargs)
+    for bad in ([0, 1], [0, 1, 3], ["a", "b", 3]):
+        with pytest.raises(ValueError, match="classes="):
+            fitted.partial_fit(X, labels, classes=bad)
+    with pytest.warns(DataConversionWarning):
+        fitted.partial_fit(X, labels[:, None])
+    fitted.partial_fit(X, labels.astype(float), classes=np.array([0, 1, 2]))
+    np.testing.assert_array_equal(fitted.classes_, [0, 1, 2])

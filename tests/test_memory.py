@@ -37,6 +37,21 @@ def test_fit_does_not_copy_c_contiguous_float64(psi):
     assert model.t_ == 3 * X.shape[0]
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", ["identity", "softmax", "eg_pm", "pnorm"])
+def test_the_theory_rate_does_not_copy_x(psi, sparse):
+    # eta="theory" (the default) reads b of KW01 eq. (28) off the rows of X: a
+    # reduction over rows, which needs no array of X's size.
+    X, y = _data()
+    if sparse:
+        X[np.abs(X) < 0.5] = 0.0
+        X = sp.csr_matrix(X)
+    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sparse else X.nbytes
+    model = GARegressor(psi=psi, phi="tanh", p=3.0, max_iter=1, tol=None)
+    assert _peak_bytes(lambda: model.fit(X, y)) < 0.1 * size
+    assert model.eta_ > 0
+
+
 def test_partial_fit_does_not_copy_c_contiguous_float64():
     X, y = _data()
     model = GAClassifier(eta=0.05).partial_fit(X[:10], y[:10] > 0, classes=[0, 1])
