@@ -11,7 +11,7 @@ slows learning down (the bounds grow like U², HKW Theorem 2).
 We learn a sparse tanh target with ``||u||_1 = 5`` among 200 features and plot the
 total on-line loss against ``eta`` for several values of ``U``, with gradient descent
 for comparison. The markers show the rate that ``eta="theory"`` picks (KW01
-Theorem 3): safe, and within a small factor of the best rate.
+Theorem 3): within a factor of 2 to 4 of the best rate of the grid.
 """
 
 import matplotlib.pyplot as plt
@@ -72,8 +72,11 @@ fig.tight_layout()
 #   changes little, but too large a rate makes it explode (tanh saturates, so the
 #   predictions stay finite; with ``phi="identity"`` the learner would diverge and
 #   ``partial_fit`` would raise a ``ValueError``).
-# * The theoretical rate lies on the safe side of each valley, a small factor below
-#   the best rate.
+# * For ``U = 5``, ``10``, ``40`` and GD the theoretical rate lies on the safe side
+#   of the valley, 2.8-4x below the best rate of the grid, at 1.6-2.1x its loss.
+#   For ``U = 2`` it lies 2.2x above the best rate (0.125 against 0.056), still in
+#   the flat bottom of the valley (3% more loss): the bound's rate grows like 1/U²
+#   as U shrinks, while the best rate stays at 0.056 from ``U = 5`` down to ``U = 2``.
 #
 # In practice, tune ``eta`` and ``U`` together, with
 # :class:`~sklearn.model_selection.GridSearchCV` or by comparing on-line losses as

@@ -3,10 +3,10 @@
 The experiment of Helmbold, Kivinen & Warmuth (1999), Section V, at a reduced size:
 y = tanh(u . x) with a target u that has 5 weights of +-1 among N in
 {100, 200, 400, 800}, inputs uniform on {-1, +1}^N. Each algorithm's learning rate
-is tuned on one data set by the least total on-line loss (a grid around the rate of
-HKW Theorem 1 or 2) and then measured on a fresh data set. The loss is the matching
-loss of tanh, charged on the prediction made *before* each update
-(``cumulative_loss_``).
+is tuned on one data set by the least total on-line loss (a grid from 1x to 64x the
+rate of HKW Theorem 1 or 2, in factors of 2) and then measured on a fresh data set.
+The loss is the matching loss of tanh, charged on the prediction made *before* each
+update (``cumulative_loss_``).
 
 HKW's bounds predict that GD's total loss grows linearly in N and EG±'s logarithmically:
 the printed table shows both. ``SGDRegressor`` (plain gradient descent on the square
@@ -27,7 +27,7 @@ from sklearn_ga import PHI, GARegressor
 
 RELEVANT = 5
 U = 5.0  # EG±'s scale: the target's l1 norm is 5.
-MULTIPLES = 2.0 ** np.arange(0, 7)  # learning-rate grid, as multiples of a theorem's
+MULTIPLES = 2.0 ** np.arange(0, 7)  # learning-rate grid: 1x to 64x a theorem's rate
 CHUNK = 100  # cumulative losses are recorded every CHUNK trials for the curves
 
 
