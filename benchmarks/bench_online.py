@@ -1,7 +1,8 @@
 """Goals 5-6 of issue 4: the cost of partial_fit calls.
 
 5. One-row partial_fit on a fitted model (n = 100): the time of a call is almost all
-   per-call overhead (validation, set-up), compared with SGDRegressor.partial_fit's.
+   per-call overhead (validation, set-up), compared with SGDRegressor.partial_fit's;
+   the same for GAClassifier (binary labels) against SGDClassifier.
 6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
    River's LinearRegression.learn_one on the same rows (as dicts, River's format,
    made before timing) taking the same steps: throughput ratio. River's squared loss
@@ -13,9 +14,9 @@ import numpy as np
 from _timing import best_times, header, report, rows
 from river.linear_model import LinearRegression
 from river.optim import SGD as RiverSGD
-from sklearn.linear_model import SGDRegressor
+from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-from sklearn_ga import GARegressor
+from sklearn_ga import GAClassifier, GARegressor
 
 ETA = 0.01
 
@@ -26,9 +27,9 @@ def data(m, n=100, seed=0):
     return X, X[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(m)
 
 
-def one_row_calls(X, y, estimator, calls=1000):
+def one_row_calls(X, y, estimator, calls=1000, **first_call):
     """A function making ``calls`` one-row partial_fit calls on a fitted model."""
-    estimator.partial_fit(X[:1], y[:1])
+    estimator.partial_fit(X[:1], y[:1], **first_call)
     batches = [(X[i:i + 1], y[i:i + 1]) for i in range(calls)]
 
     def run():
@@ -62,6 +63,15 @@ def cases():
     )
     report("5. one-row partial_fit call, n=100", ga / calls, sgd / calls,
            "SGDRegressor", 0.3)
+    labels = (y > 0).astype(int)
+    ga, sgd = best_times(
+        one_row_calls(X, labels, GAClassifier(eta=ETA), calls, classes=[0, 1]),
+        one_row_calls(X, labels, SGDClassifier(
+            loss="log_loss", penalty=None, learning_rate="constant", eta0=ETA), calls,
+            classes=[0, 1]),
+    )
+    report("5. one-row partial_fit call, classifier, n=100", ga / calls, sgd / calls,
+           "SGDClassifier", 0.3)
 
     X, y = data(rows(20_000))
     dicts = [dict(enumerate(row)) for row in X.tolist()]
