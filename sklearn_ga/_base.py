@@ -22,7 +22,14 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._kernel import LossCode, Status, TrialLoop, UpdateCode
+from ._kernel import (
+    CsrStructure,
+    LossCode,
+    Status,
+    TrialLoop,
+    UpdateCode,
+    csr_structure,
+)
 from ._phi import PHI
 from ._psi import PSI
 from .theory import input_bound, theorem3_learning_rate, transfer_bound
@@ -175,9 +182,16 @@ class BaseGA(BaseEstimator):
                 order = rng.permutation(m).astype(np.intp, copy=False)
             status, trials, epoch_loss = run(loop, order)
             if status != Status.OK:
-                raise self._divergence(t + trials + 1, eta)
+                # (trials = m: the end-of-pass check of the parameters failed.)
+                raise self._divergence(t + min(trials + 1, m), eta)
             t += m
             cumulative_loss += epoch_loss
+            if not np.isfinite(cumulative_loss):
+                raise ValueError(
+                    f"The sum of the sample-weighted losses of {type(self).__name__} "
+                    "overflowed. Use smaller sample weights (a trial of weight s "
+                    "takes the step s * eta and counts its loss s times)."
+                )
             if epoch == 1:
                 first_loss = epoch_loss
             if self.verbose:
@@ -379,6 +393,13 @@ class BaseGA(BaseEstimator):
         return tags
 
 
+def _index_arrays(X):
+    """A CSR matrix's indices and indptr, of one integer type (the loop's)."""
+    if X.indices.dtype != X.indptr.dtype:
+        return X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    return X.indices, X.indptr
+
+
 def trial_runner(X, Y, sample_weight, estimator_name=None):
     """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
 
@@ -393,13 +414,23 @@ def trial_runner(X, Y, sample_weight, estimator_name=None):
         def one_pass(loop, order):
             return loop.run_dense(X, Y, weights, order)
     else:
-        if not X.has_canonical_format:
+        indices, indptr = _index_arrays(X)
+        # The loop reads the structure unchecked, so it is checked here, once per
+        # call (scipy's flags can be set by hand, its constructor checks less).
+        structure = csr_structure(indices, indptr, X.data.shape[0], X.shape[1])
+        if structure == CsrStructure.CSR_MALFORMED:
+            raise ValueError(
+                "X is a malformed CSR matrix: its indptr must start at 0, never "
+                "decrease and end within indices and data, and its column indices "
+                f"must lie in [0, {X.shape[1]}). Check it with "
+                "X.check_format(full_check=True)."
+            )
+        if structure == CsrStructure.CSR_UNSORTED:
             # The O(nnz) normalizer updates need each column at most once per row.
             X = X.copy()
+            X.has_canonical_format = False  # (a flag set by hand is not trusted)
             X.sum_duplicates()
-        indices, indptr = X.indices, X.indptr
-        if indices.dtype != indptr.dtype:
-            indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+            indices, indptr = _index_arrays(X)
 
         def one_pass(loop, order):
             return loop.run_csr(X.data, indices, indptr, Y, weights, order)

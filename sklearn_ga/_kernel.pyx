@@ -50,14 +50,18 @@ Design
   the geodesic psi sphere and simplex) run in a separate trial, _trial_options,
   which _trial calls only when one of them is set; it reuses the row primitives.
   Implicit updates solve KW01 eq. (22) per row by a bracketed root search on
-  O(nnz) evaluations; natural updates and long geodesic steps cost O(n) per row.
+  O(nnz) evaluations; natural updates of softmax and EG± and long geodesic steps
+  cost O(n) per row.
 * Validation, allocation and dtype handling live in Python; this module only loops.
   Failures (non-finite activation, prediction, loss or parameters) are returned as a
   status with the trial index, so the caller can report them and discard the state.
 """
 
+from libc.stdint cimport int32_t, int64_t
+
 cdef extern from *:
     """
+    #include <float.h>
     #include <math.h>
     #include <stdint.h>
     #include <string.h>
@@ -478,8 +482,9 @@ cdef extern from *:
     }
 
     /* theta = ln(num) + shift, or for EG+- -(ln(den) + shift) where den is the larger
-       term, for the coordinates whose terms hold theta (none below 1e-300): the
-       parameters of a lazy CSR run (see _update_sparse_row). */
+       term, for the coordinates whose terms hold theta (none below 1e-300 or
+       overflowed: a long step's term against the old shift): the parameters of a
+       lazy CSR run (see _update_sparse_row). */
     GA_SIMD static void ga_theta_from_terms(double* theta, const double* num,
                                             const double* den, double shift, int pm,
                                             Py_ssize_t n) {
@@ -490,7 +495,8 @@ cdef extern from *:
             b = pm ? den[q] : a;
             t = ga_log(b > a ? b : a) + shift;  /* one log per coordinate */
             t = b > a ? -t : t;
-            theta[q] = a >= 1e-300 && b >= 1e-300 ? t : theta[q];
+            theta[q] = a >= 1e-300 && b >= 1e-300 && a <= DBL_MAX && b <= DBL_MAX
+                       ? t : theta[q];
         }
     }
 
@@ -531,7 +537,40 @@ cdef extern from *:
         for (q = 0; q < n; q++)
             num[q] = ga_exp(theta[q]);
     }
+
+    /* The smallest and largest of n >= 1 CSR indices and the number of q with
+       indices[q] <= indices[q - 1], in one vectorized pass (csr_structure); the
+       count is kept in the indices' own width (so the compare vectorizes without
+       widening), block by block so that it cannot overflow. */
+    #define GA_INDEX_SCAN(NAME, T)                                                  \
+        GA_SIMD static int64_t NAME(const T* indices, Py_ssize_t n, T* low,     \
+                                    T* high) {                                  \
+            T least = indices[0], most = indices[0], value, count;              \
+            int64_t decreases = 0;                                              \
+            Py_ssize_t q = 1, end;                                              \
+            while (q < n) {                                                     \
+                end = n - q > (1 << 30) ? q + (1 << 30) : n;                    \
+                count = 0;                                                      \
+                for (; q < end; q++) {                                          \
+                    value = indices[q];                                         \
+                    count += value <= indices[q - 1];                           \
+                    least = value < least ? value : least;                      \
+                    most = value > most ? value : most;                         \
+                }                                                               \
+                decreases += count;                                             \
+            }                                                                   \
+            *low = least;                                                       \
+            *high = most;                                                       \
+            return decreases;                                                   \
+        }
+    GA_INDEX_SCAN(ga_index_scan32, int32_t)
+    GA_INDEX_SCAN(ga_index_scan64, int64_t)
     """
+    double DBL_MAX
+    int64_t ga_index_scan32(const int32_t* indices, Py_ssize_t n, int32_t* low,
+                            int32_t* high) noexcept nogil
+    int64_t ga_index_scan64(const int64_t* indices, Py_ssize_t n, int64_t* low,
+                            int64_t* high) noexcept nogil
     double ga_exp(double x) noexcept nogil
     double ga_lesser(double a, double b) noexcept nogil
     double ga_greater(double a, double b) noexcept nogil
@@ -570,7 +609,6 @@ cdef extern from *:
 
 from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
                         pow, isfinite, INFINITY)
-from libc.stdint cimport int32_t, int64_t
 
 # Parameterization functions psi (registry: sklearn_ga/_psi.py).
 cpdef enum PsiCode:
@@ -727,9 +765,10 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
 
 
 cdef inline bint _terms_hold(State* s, double num, double den) noexcept nogil:
-    """Whether a coordinate's terms determine its theta (none underflowed)."""
-    return (_geodesic(s.psi) or num >= UNDERFLOW
-            and (s.psi != PSI_EG_PM or den >= UNDERFLOW))
+    """Whether a coordinate's terms determine its theta (none underflowed or
+    overflowed)."""
+    return (_geodesic(s.psi) or UNDERFLOW <= num <= DBL_MAX
+            and (s.psi != PSI_EG_PM or UNDERFLOW <= den <= DBL_MAX))
 
 
 cdef inline double _theta_of_terms(State* s, double num, double den,
@@ -1819,6 +1858,49 @@ cdef bint _state_finite(State* s) noexcept nogil:
 
 
 HUGE_PAGE = 2 ** 21
+
+
+cpdef enum CsrStructure:
+    CSR_MALFORMED = 0   # not readable: an index or an indptr entry out of range
+    CSR_UNSORTED = 1    # readable, but some row's indices do not strictly increase
+    CSR_CANONICAL = 2   # sorted, no duplicates: what the O(nnz) updates need
+
+
+def csr_structure(const index_t[::1] indices, const index_t[::1] indptr,
+                  Py_ssize_t n_data, Py_ssize_t n):
+    """Check a CSR structure before the loop reads it without bounds checks.
+
+    indptr must start at 0, never decrease and end within the indices and the data
+    (``n_data`` values); every index must lie in [0, n). One pass over the indices:
+    a row is canonical when its indices strictly increase, so the matrix is iff the
+    decreases counted over all consecutive pairs are those at row starts.
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1, nnz, r, start, last = 0
+    cdef int64_t decreases, at_starts = 0
+    cdef index_t low, high
+    cdef bint ordered = True
+    if m < 0 or indptr[0] != 0:
+        return CSR_MALFORMED
+    nnz = indptr[m]
+    if nnz > indices.shape[0] or nnz > n_data:
+        return CSR_MALFORMED
+    if nnz == 0:
+        return CSR_CANONICAL
+    with nogil:
+        for r in range(m):
+            start = indptr[r + 1]
+            ordered &= start >= indptr[r]
+            # A row start inside the data (rows may be empty: count each once).
+            if 0 < start < nnz and start != last:
+                at_starts += indices[start] <= indices[start - 1]
+                last = start
+        if index_t is int32_t:
+            decreases = ga_index_scan32(&indices[0], nnz, &low, &high)
+        else:
+            decreases = ga_index_scan64(&indices[0], nnz, &low, &high)
+    if not ordered or low < 0 or high >= n:
+        return CSR_MALFORMED
+    return CSR_CANONICAL if decreases == at_starts else CSR_UNSORTED
 
 
 def _term_arrays(count, k, n):

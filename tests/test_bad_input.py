@@ -384,3 +384,76 @@ def test_later_partial_fit_calls_check_labels_as_the_first_does():
         fitted.partial_fit(X, labels[:, None])
     fitted.partial_fit(X, labels.astype(float), classes=np.array([0, 1, 2]))
     np.testing.assert_array_equal(fitted.classes_, [0, 1, 2])
+
+
+def _csr(data, indices, indptr, shape, canonical=None):
+    """A CSR matrix built without scipy's checks (as a caller may hand one over)."""
+    X = sp.csr_matrix(shape)
+    X.data, X.indices, X.indptr = (np.asarray(data, float),
+                                   np.asarray(indices, np.int32),
+                                   np.asarray(indptr, np.int32))
+    if canonical is not None:
+        X.has_canonical_format = canonical
+    return X
+
+
+@pytest.mark.parametrize("indices, indptr", [
+    ([0, 1, 10_000_000], [0, 2, 3]),   # column index far past n
+    ([0, 1, 5], [0, 2, 3]),            # just past n
+    ([0, 1, -5], [0, 2, 3]),           # negative
+    ([0, 1, 2], [0, 9, 3]),            # indptr past the indices
+    ([0, 1, 2], [0, 2, 1]),            # decreasing indptr
+    ([0, 1, 2], [1, 2, 3]),            # indptr not starting at 0
+], ids=["far", "just-past", "negative", "indptr-past", "decreasing", "offset"])
+@pytest.mark.parametrize("canonical", [None, True])
+def test_malformed_csr_is_refused_before_the_loop(indices, indptr, canonical):
+    # The compiled loop reads X's structure without bounds checks: a malformed
+    # matrix (scipy builds one without complaint) must be refused, not read.
+    X = _csr([1.0, 2.0, 3.0], indices, indptr, (2, 3), canonical)
+    for model in (GARegressor(eta=0.1), GARegressor(psi="eg_pm", eta=0.1),
+                  GARegressorCV(etas=[0.1])):
+        with pytest.raises(ValueError, match="malformed CSR"):
+            model.fit(X, [1.0, 2.0])
+
+
+@pytest.mark.parametrize("psi", ["identity", "softmax", "eg_pm", "pnorm"])
+def test_a_false_canonical_flag_is_not_trusted(psi):
+    # Duplicated and unsorted indices flagged canonical: summed as scipy would.
+    X = _csr([1.0, 2.0, 3.0, 4.0, -1.0], [2, 0, 0, 1, 3], [0, 3, 5], (2, 4), True)
+    expected = _csr([1.0, 2.0, 3.0, 4.0, -1.0], [2, 0, 0, 1, 3], [0, 3, 5], (2, 4))
+    expected.sum_duplicates()
+    y = [1.0, 0.5]
+    model = GARegressor(psi=psi, eta=0.1, p=3.0).partial_fit(X, y)
+    reference = GARegressor(psi=psi, eta=0.1, p=3.0).partial_fit(expected.toarray(), y)
+    np.testing.assert_allclose(model.theta_, reference.theta_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("make_model", [
+    lambda: GARegressor(psi="softmax", eta=1.0, fit_intercept=False),
+    lambda: GARegressor(psi="exp", eta=1e-3, fit_intercept=False),
+])
+def test_one_step_past_the_exponent_range_on_csr_equals_dense(make_model):
+    # theta jumps by about 1000 in one step: e^{theta - shift} overflows against the
+    # row's old shift, and the lazy CSR run must not take ln(inf) for theta.
+    X = np.array([[10.0, 0.0, 1.0]])
+    y = np.array([100.0])
+    dense = make_model().partial_fit(X, y)
+    assert np.all(np.isfinite(dense.theta_))
+    sparse = make_model().partial_fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.theta_, dense.theta_, rtol=1e-12)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12)
+
+
+def test_an_overflowing_loss_sum_is_an_error():
+    # Steps s * eta are ordinary (0.1), but the losses weighted by s = 1e308 overflow.
+    X = np.array([[1.0, 0.5], [0.5, -1.0], [1.0, 1.0]])
+    model = GARegressor(eta=1e-309, max_iter=1, tol=None)
+    with pytest.raises(ValueError, match="weighted losses .* overflowed"):
+        model.fit(X, [3.0, -2.0, 1.0], sample_weight=[1e308, 1e308, 1e308])
+    assert not hasattr(model, "coef_")
+
+
+def test_divergence_found_at_the_end_of_a_batch_names_its_last_trial():
+    model = GARegressor(eta=1e10)
+    with pytest.raises(ValueError, match="diverged at trial 1 "):
+        model.partial_fit([[1e300]], [1.0])
