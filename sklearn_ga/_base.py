@@ -95,6 +95,8 @@ class BaseGA(BaseEstimator):
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
             order="C", ensure_all_finite=False, **self._target_validation,
         )
+        if sp.issparse(X):
+            X = _canonical_csr(X)  # before anything reads its structure
         Y = self._encode_targets(y, first_call=first_call, classes=classes)
         if not first_call:
             self._check_continuation(Y.shape[1])
@@ -187,11 +189,9 @@ class BaseGA(BaseEstimator):
             t += m
             cumulative_loss += epoch_loss
             if not np.isfinite(cumulative_loss):
-                raise ValueError(
-                    f"The sum of the sample-weighted losses of {type(self).__name__} "
-                    "overflowed. Use smaller sample weights (a trial of weight s "
-                    "takes the step s * eta and counts its loss s times)."
-                )
+                raise self._divergence(t, eta, cause=(
+                    "the sum of the losses overflowed (each counted s times for a "
+                    "sample weight s: large weights can overflow it too)"))
             if epoch == 1:
                 first_loss = epoch_loss
             if self.verbose:
@@ -283,12 +283,13 @@ class BaseGA(BaseEstimator):
         return (UpdateCode["UPDATE_" + self.update.upper()],
                 LossCode["LOSS_" + self.loss.upper()], clip_low, clip_high)
 
-    def _divergence(self, trial, eta):
+    def _divergence(self, trial, eta,
+                    cause="the parameters or the predictions stopped being finite"):
         return ValueError(
             f"{type(self).__name__} diverged at trial {trial} (eta={eta:.6g}, "
-            f"psi={self.psi!r}, phi={self.phi!r}): the parameters or the predictions "
-            "stopped being finite. Use a smaller eta, or scale the inputs (e.g. with "
-            "StandardScaler); the model was left as it was before this call."
+            f"psi={self.psi!r}, phi={self.phi!r}): {cause}. Use a smaller eta, or "
+            "scale the inputs (e.g. with StandardScaler); the model was left as it "
+            "was before this call."
         )
 
     def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
@@ -393,6 +394,28 @@ class BaseGA(BaseEstimator):
         return tags
 
 
+def _canonical_csr(X):
+    """X (CSR) with its structure checked, and canonical (sorted, no duplicates).
+
+    The compiled loop reads the structure without bounds checks, and its O(nnz)
+    normalizer updates need each column at most once per row; scipy's constructor
+    checks less and its flags can be set by hand. One pass over the indices.
+    """
+    indices, indptr = _index_arrays(X)
+    structure = csr_structure(indices, indptr, X.data.shape[0], X.shape[1])
+    if structure == CsrStructure.CSR_MALFORMED:
+        raise ValueError(
+            "X is a malformed CSR matrix: its indptr must start at 0, never decrease "
+            "and end within indices and data, and its column indices must lie in "
+            f"[0, {X.shape[1]}). Check it with X.check_format(full_check=True)."
+        )
+    if structure == CsrStructure.CSR_UNSORTED:
+        X = X.copy()
+        X.has_canonical_format = False  # (a flag set by hand is not trusted)
+        X.sum_duplicates()
+    return X
+
+
 def _index_arrays(X):
     """A CSR matrix's indices and indptr, of one integer type (the loop's)."""
     if X.indices.dtype != X.indptr.dtype:
@@ -403,7 +426,8 @@ def _index_arrays(X):
 def trial_runner(X, Y, sample_weight, estimator_name=None):
     """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
 
-    X is validated float64 (C-contiguous or CSR) and Y the encoded (m, k) targets.
+    X is validated float64, C-contiguous or canonical CSR (``_canonical_csr``), and
+    Y the encoded (m, k) targets.
     X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
     the activations non-finite at once, so a pass that fails is checked here and
     reported as bad input rather than as divergence.
@@ -415,22 +439,6 @@ def trial_runner(X, Y, sample_weight, estimator_name=None):
             return loop.run_dense(X, Y, weights, order)
     else:
         indices, indptr = _index_arrays(X)
-        # The loop reads the structure unchecked, so it is checked here, once per
-        # call (scipy's flags can be set by hand, its constructor checks less).
-        structure = csr_structure(indices, indptr, X.data.shape[0], X.shape[1])
-        if structure == CsrStructure.CSR_MALFORMED:
-            raise ValueError(
-                "X is a malformed CSR matrix: its indptr must start at 0, never "
-                "decrease and end within indices and data, and its column indices "
-                f"must lie in [0, {X.shape[1]}). Check it with "
-                "X.check_format(full_check=True)."
-            )
-        if structure == CsrStructure.CSR_UNSORTED:
-            # The O(nnz) normalizer updates need each column at most once per row.
-            X = X.copy()
-            X.has_canonical_format = False  # (a flag set by hand is not trusted)
-            X.sum_duplicates()
-            indices, indptr = _index_arrays(X)
 
         def one_pass(loop, order):
             return loop.run_csr(X.data, indices, indptr, Y, weights, order)
