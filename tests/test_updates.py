@@ -516,3 +516,21 @@ def test_implicit_softmax_solves_eq25_at_huge_rates(psi, sparse):
         worst = max(worst, np.abs(model.theta_ - (theta - h * np.outer(s, X[t]))).max())
     assert worst < 1e-10
     assert np.isfinite(model.cumulative_loss_)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("p", [50.0, 1000.0])
+def test_implicit_pnorm_first_step_at_a_large_p(p, sparse):
+    # From theta = 0 the row has no scale yet: its terms must be measured in units
+    # of the new parameters, or |theta|^(p - 1) under- or overflows for large p.
+    x, y, eta = np.array([1.0, 0.5, -0.25]), 1.0, 0.1
+
+    def gap(v):  # v = y_hat - y at the updated parameters (KW01 eq. 22)
+        theta = -eta * v * x
+        return PSI["pnorm"].weights(theta[None], 1.0, p)[0] @ x - y - v
+
+    v = brentq(gap, -1.0, 0.0, xtol=1e-15)
+    model = GARegressor(psi="pnorm", p=p, eta=eta, update="implicit",
+                        fit_intercept=False)
+    model.partial_fit(sp.csr_matrix(x[None]) if sparse else x[None], [y])
+    np.testing.assert_allclose(model.theta_[0], -eta * v * x, rtol=1e-9)
