@@ -358,6 +358,8 @@ class BaseGA(BaseEstimator):
         check_is_fitted(self, "theta_")
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=np.float64)
+        if sp.issparse(X):
+            _checked_structure(X)
         weights = self.coef_.reshape(self.theta_.shape)
         A = np.asarray(X @ weights.T) + self.intercept_
         if not np.all(np.isfinite(A)):
@@ -394,12 +396,12 @@ class BaseGA(BaseEstimator):
         return tags
 
 
-def _canonical_csr(X):
-    """X (CSR) with its structure checked, and canonical (sorted, no duplicates).
+def _checked_structure(X):
+    """The CsrStructure of X (CSR); ValueError if it cannot be read safely.
 
-    The compiled loop reads the structure without bounds checks, and its O(nnz)
-    normalizer updates need each column at most once per row; scipy's constructor
-    checks less and its flags can be set by hand. One pass over the indices.
+    The compiled loop and scipy's products read the structure without bounds
+    checks; scipy's constructor checks less and its flags can be set by hand. One
+    pass over the indices.
     """
     indices, indptr = _index_arrays(X)
     structure = csr_structure(indices, indptr, X.data.shape[0], X.shape[1])
@@ -409,7 +411,13 @@ def _canonical_csr(X):
             "and end within indices and data, and its column indices must lie in "
             f"[0, {X.shape[1]}). Check it with X.check_format(full_check=True)."
         )
-    if structure == CsrStructure.CSR_UNSORTED:
+    return structure
+
+
+def _canonical_csr(X):
+    """X (CSR) checked, and canonical (sorted, no duplicates): the loop's O(nnz)
+    normalizer updates need each column at most once per row."""
+    if _checked_structure(X) == CsrStructure.CSR_UNSORTED:
         X = X.copy()
         X.has_canonical_format = False  # (a flag set by hand is not trusted)
         X.sum_duplicates()
