@@ -1477,12 +1477,14 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
             top = ga_max(s.row_theta, nnz, s.psi != PSI_SOFTMAX)
             if s.psi == PSI_PNORM and not top > 0.0:
                 top = 1.0
-            # Nothing else in the normalizer (a dense row, or untouched parameters
-            # all 0, as at the start): the new ones set the units, however far from
-            # the row's shift (pnorm's powers would under- or overflow).
-            if dense or top > shift or norm == 0.0:
-                if norm != 0.0:
-                    norm *= _rescale(s, shift, top)
+            if norm == 0.0:
+                # Nothing else in the normalizer (a dense row, or untouched
+                # parameters all 0, as at the start): the new ones set the units,
+                # however far from the row's shift (pnorm's powers would under- or
+                # overflow).
+                shift = top
+            elif top > shift:
+                norm *= _rescale(s, shift, top)
                 shift = top
         _terms(s, s.row_theta, s.row_num, s.row_den, shift, nnz)
         for q in range(nnz):
