@@ -481,23 +481,23 @@ cdef extern from *:
         return (total[0] + total[1]) + (total[2] + total[3]);
     }
 
-    /* theta = ln(num) + shift, or for EG+- -(ln(den) + shift) where den is the larger
-       term, for the coordinates whose terms hold theta (none below 1e-300 or
-       overflowed: a long step's term against the old shift): the parameters of a
-       lazy CSR run (see _update_sparse_row). */
+    /* theta = ln(num) + shift for the coordinates whose term holds theta (not below
+       1e-300 nor overflowed: a long step's term against the old shift): the
+       parameters of a lazy CSR run (see _update_sparse_row). */
     GA_SIMD static void ga_theta_from_terms(double* theta, const double* num,
-                                            const double* den, double shift, int pm,
-                                            Py_ssize_t n) {
+                                            double shift, Py_ssize_t n) {
         Py_ssize_t q;
-        double a, b, t;
-        for (q = 0; q < n; q++) {
-            a = num[q];
-            b = pm ? den[q] : a;
-            t = ga_log(b > a ? b : a) + shift;  /* one log per coordinate */
-            t = b > a ? -t : t;
-            theta[q] = a >= 1e-300 && b >= 1e-300 && a <= DBL_MAX && b <= DBL_MAX
-                       ? t : theta[q];
-        }
+        for (q = 0; q < n; q++)
+            theta[q] = num[q] >= 1e-300 && num[q] <= DBL_MAX
+                       ? ga_log(num[q]) + shift : theta[q];
+    }
+
+    /* out = c / v: EG+-'s den = e^{-2 shift} / num after a lazy CSR run. */
+    GA_SIMD static void ga_quotients(double* out, double c, const double* v,
+                                     Py_ssize_t n) {
+        Py_ssize_t q;
+        for (q = 0; q < n; q++)
+            out[q] = c / v[q];
     }
 
     /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
@@ -602,8 +602,10 @@ cdef extern from *:
                            double* sums) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
-    void ga_theta_from_terms(double* theta, const double* num, const double* den,
-                             double shift, int pm, Py_ssize_t n) noexcept nogil
+    void ga_theta_from_terms(double* theta, const double* num, double shift,
+                             Py_ssize_t n) noexcept nogil
+    void ga_quotients(double* out, double c, const double* v,
+                      Py_ssize_t n) noexcept nogil
     bint ga_step_factors(double step, const double* x, double* down, double* up,
                          Py_ssize_t n, double dmax) noexcept nogil
 
@@ -666,9 +668,10 @@ cdef Py_ssize_t TOUCH_LIMIT = 32
 cdef double RENEW_DENSE = 64.0
 # A multiplied term below this is recomputed from theta (0 would stay 0).
 cdef double UNDERFLOW = 1e-300
-# EG+-'s two terms of a coordinate multiply to e^{-2 shift} and neither exceeds
-# TERM_HIGH, so both stay above e^{-2 shift - SHIFT_SLACK}: up to this shift (the
-# bound is about 330) none comes near UNDERFLOW and the CSR scaling skips that check.
+# EG+-'s two terms of a coordinate multiply to e^{-2 shift}, and neither exceeds
+# TERM_HIGH by more than one step's e^SHIFT_SLACK, so both stay above
+# e^{-2 shift - 2 SHIFT_SLACK}: up to this shift (the bound is about 315) none comes
+# near UNDERFLOW, and a lazy CSR run stores only num: den = e^{-2 shift} / num.
 cdef double PM_HELD_SHIFT = 300.0
 
 
@@ -689,8 +692,10 @@ cdef struct State:
     double* scale       # k   omega_ji = scale_j * num_ji
     double* mass        # k   |changes| of norm since the last recompute
     double* age         # k   multiplicative dense updates since the last recompute
+    double* product     # k   EG+-: num * den = e^{-2 shift} of every coordinate
     Py_ssize_t touched  # coordinates touched since the last recompute (CSR)
-    bint lazy           #     theta is held by the terms (plain CSR run, exponential psi)
+    bint lazy           #     theta is held by the terms (plain CSR run, exponential psi;
+                        #     EG+-: by num, den is product / num and not stored)
     double* intercept   # k
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
@@ -701,6 +706,8 @@ cdef struct State:
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num unless EG+-)
+    double* row_held    # k x nnz EG+- lazy runs: the row's den, from the dot products
+    Py_ssize_t row_size #     longest CSR row (the stride of row_held)
     # Options of issue 6, read only by _trial_options (the plain GA rule skips them).
     bint options        #     whether any option below differs from plain GA
     int update          #     UpdateCode
@@ -764,62 +771,71 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
     s.scale[j] = _scale_value(s, s.norm[j], s.shift[j])
 
 
-cdef inline bint _terms_hold(State* s, double num, double den) noexcept nogil:
-    """Whether a coordinate's terms determine its theta (none underflowed or
-    overflowed)."""
-    return (_geodesic(s.psi) or UNDERFLOW <= num <= DBL_MAX
-            and (s.psi != PSI_EG_PM or UNDERFLOW <= den <= DBL_MAX))
+cdef inline bint _term_holds(State* s, double num) noexcept nogil:
+    """Whether a coordinate's term num determines its theta in a lazy CSR run (it
+    neither underflowed nor overflowed; EG+-'s never does, see PM_HELD_SHIFT)."""
+    return _geodesic(s.psi) or UNDERFLOW <= num <= DBL_MAX
 
 
-cdef inline double _theta_of_terms(State* s, double num, double den,
-                                   double shift) noexcept nogil:
-    """theta from the terms e^{theta - shift} (EG+-: and e^{-theta - shift}), or
-    theta / shift (sphere, simplex)."""
-    if _geodesic(s.psi):
-        return num * shift
-    if s.psi == PSI_EG_PM and den > num:
-        return -(log(den) + shift)
-    return log(num) + shift
+cdef inline double _theta_of_term(State* s, double num, double shift) noexcept nogil:
+    """theta from the term e^{theta - shift}, or theta / shift (sphere, simplex)."""
+    return num * shift if _geodesic(s.psi) else log(num) + shift
 
 
 cdef inline double _theta_at(State* s, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
-    """The current theta_ji, from the terms when they hold it (lazy CSR runs)."""
+    """The current theta_ji, from the term when it holds it (lazy CSR runs)."""
     cdef Py_ssize_t c = j * s.n + i
-    if s.lazy and _terms_hold(s, s.num[c], s.den[c]):
-        return _theta_of_terms(s, s.num[c], s.den[c], s.shift[j])
+    if s.lazy and _term_holds(s, s.num[c]):
+        return _theta_of_term(s, s.num[c], s.shift[j])
     return s.theta[c]
 
 
 cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
-    """Bring row j's theta up to date with its terms (lazy CSR runs), O(n)."""
+    """Bring row j's theta (EG+-: and den) up to date with its terms after a lazy
+    CSR run, O(n)."""
     cdef Py_ssize_t i, base = j * s.n
     if _geodesic(s.psi):
         for i in range(base, base + s.n):
             s.theta[i] = s.num[i] * s.shift[j]
         return
-    ga_theta_from_terms(s.theta + base, s.num + base, s.den + base, s.shift[j],
-                        s.psi == PSI_EG_PM, s.n)
+    ga_theta_from_terms(s.theta + base, s.num + base, s.shift[j], s.n)
+    if s.psi == PSI_EG_PM:
+        ga_quotients(s.den + base, s.product[j], s.num + base, s.n)
+
+
+cdef bint _shifts_held(State* s) noexcept nogil:
+    """Whether every row's shift allows EG+- to store only num (PM_HELD_SHIFT)."""
+    cdef Py_ssize_t j
+    for j in range(s.k):
+        if s.shift[j] > PM_HELD_SHIFT:
+            return False
+    return True
 
 
 cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
                       const Py_ssize_t* order, Py_ssize_t trials,
                       Py_ssize_t seen) noexcept nogil:
-    """Bring theta up to date after a lazy CSR run of ``trials`` rows, ``seen``
-    nonzeros: coordinate by coordinate when the run touched fewer than n."""
-    cdef Py_ssize_t t, q, j
+    """End a lazy CSR run of ``trials`` rows, ``seen`` nonzeros: bring theta (EG+-:
+    and den) up to date, coordinate by coordinate when the run touched fewer than
+    n."""
+    cdef Py_ssize_t t, q, j, c
     if seen >= s.n:
         for j in range(s.k):
             _sync_theta_row(s, j)
-        return
-    for t in range(trials):
-        for q in range(indptr[order[t]], indptr[order[t] + 1]):
-            for j in range(s.k):
-                s.theta[j * s.n + x_ind[q]] = _theta_at(s, j, x_ind[q])
+    else:
+        for t in range(trials):
+            for q in range(indptr[order[t]], indptr[order[t] + 1]):
+                for j in range(s.k):
+                    c = j * s.n + x_ind[q]
+                    s.theta[c] = _theta_at(s, j, x_ind[q])
+                    if s.psi == PSI_EG_PM:
+                        s.den[c] = s.product[j] / s.num[c]
+    s.lazy = False
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
-    cdef Py_ssize_t base = j * s.n
+    cdef Py_ssize_t base = j * s.n, other
     cdef double shift = 0.0
     if s.lazy:
         _sync_theta_row(s, j)
@@ -827,6 +843,12 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
         shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
         if s.psi != PSI_SOFTMAX and s.psi != PSI_EG_PM and not shift > 0.0:
             shift = 1.0
+    if s.lazy and s.psi == PSI_EG_PM and shift > PM_HELD_SHIFT:
+        # den could underflow against num: end the lazy run, theta and den stored.
+        for other in range(s.k):
+            if other != j:
+                _sync_theta_row(s, other)
+        s.lazy = False
     if s.psi != PSI_IDENTITY and ga_uniform(s.theta + base, s.n):
         # A uniform row (every fit starts from one) has a single term to compute.
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, 1)
@@ -836,6 +858,7 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     elif s.psi != PSI_IDENTITY:
         _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
     s.shift[j] = shift
+    s.product[j] = exp(-2.0 * shift)
     s.age[j] = 0.0
     _sum_normalizer(s, j)
 
@@ -941,6 +964,35 @@ cdef inline double _sparse_dot_diff(const double* a, const double* b,
         q += 4
     while q < nnz:
         s0 += (a[x_ind[q]] - b[x_ind[q]]) * x_val[q]
+        q += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double _sparse_dot_held(const double* num, double product,
+                                    const double* x_val, const index_t* x_ind,
+                                    Py_ssize_t nnz, double* held) noexcept nogil:
+    """The EG+- dot product of a lazy CSR run, sum_q (num - den)[x_ind[q]] x_val[q]
+    with den = product / num (not stored), which it leaves in held[q] for the update.
+
+    The division costs less than den's own cache line: the terms of 2^18 features
+    then take 2 MiB, as SGD's weights do, instead of 4 MiB.
+    """
+    cdef Py_ssize_t q = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, a0, a1, a2, a3
+    while q + 4 <= nnz:
+        a0, a1 = num[x_ind[q]], num[x_ind[q + 1]]
+        a2, a3 = num[x_ind[q + 2]], num[x_ind[q + 3]]
+        held[q], held[q + 1] = product / a0, product / a1
+        held[q + 2], held[q + 3] = product / a2, product / a3
+        s0 += (a0 - held[q]) * x_val[q]
+        s1 += (a1 - held[q + 1]) * x_val[q + 1]
+        s2 += (a2 - held[q + 2]) * x_val[q + 2]
+        s3 += (a3 - held[q + 3]) * x_val[q + 3]
+        q += 4
+    while q < nnz:
+        a0 = num[x_ind[q]]
+        held[q] = product / a0
+        s0 += (a0 - held[q]) * x_val[q]
         q += 1
     return (s0 + s1) + (s2 + s3)
 
@@ -1072,45 +1124,39 @@ cdef inline (double, double, double, double) _scaled4(
     return t0 + t0 * f[0], t1 + t1 * f[1], t2 + t2 * f[2], t3 + t3 * f[3]
 
 
-cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
+cdef inline Py_ssize_t _scale_held_terms(double* nums, const double* held,
                                           const index_t* x_ind, const double* down,
                                           const double* up, Py_ssize_t q,
-                                          Py_ssize_t nnz, bint pm, bint check,
+                                          Py_ssize_t nnz, bint pm,
                                           double* sums) noexcept nogil:
     """The common case of a lazy CSR update: scale the terms from coordinate q on by
     t + t f (f = e^{-+d} - 1, |d| <= GA_STEP_MAX), adding their change to sums
-    (change, mass, top).
+    (change, mass, top). EG+-'s den (held[q], not stored) scales by its own f.
 
-    Stops at the first coordinate (or group of four) with a term below 2 UNDERFLOW,
+    Stops at the first coordinate (or group of four) with a num below 2 UNDERFLOW,
     which could fall below UNDERFLOW (f >= e^{-1/2} - 1) and no longer hold theta,
-    and returns its position (nnz if none); without ``check`` the caller knows that
-    no term is that small. Four coordinates are loaded before any is stored (see
+    and returns its position (nnz if none); EG+-'s terms are never that small (see
+    PM_HELD_SHIFT). Four coordinates are loaded before any is stored (see
     _sparse_axpy). The terms are positive: mass = sum new + sum old, change = sum
     new - sum old.
     """
     cdef Py_ssize_t i0, i1, i2, i3
-    cdef double a0, a1, a2, a3, b0, b1, b2, b3, smallest
+    cdef double a0, a1, a2, a3, b0, b1, b2, b3
     cdef double added = 0.0, removed = 0.0, top = sums[2]
     # A local: a global would be reloaded after every store (-fno-strict-aliasing).
     cdef double low = 2.0 * UNDERFLOW
     while q + 4 <= nnz:
         i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
         a0, a1, a2, a3 = nums[i0], nums[i1], nums[i2], nums[i3]
-        if pm:
-            b0, b1, b2, b3 = dens[i0], dens[i1], dens[i2], dens[i3]
-        if check:
-            smallest = ga_least4(a0, a1, a2, a3)
-            if pm:
-                smallest = ga_lesser(smallest, ga_least4(b0, b1, b2, b3))
-            if not smallest >= low:
-                break
+        if not pm and not ga_least4(a0, a1, a2, a3) >= low:
+            break
         removed += (a0 + a1) + (a2 + a3)
         a0, a1, a2, a3 = _scaled4(a0, a1, a2, a3, down + q)
         nums[i0], nums[i1], nums[i2], nums[i3] = a0, a1, a2, a3
         if pm:
+            b0, b1, b2, b3 = held[q], held[q + 1], held[q + 2], held[q + 3]
             removed += (b0 + b1) + (b2 + b3)
             b0, b1, b2, b3 = _scaled4(b0, b1, b2, b3, up + q)
-            dens[i0], dens[i1], dens[i2], dens[i3] = b0, b1, b2, b3
             a0, a1, a2, a3 = a0 + b0, a1 + b1, a2 + b2, a3 + b3
         added += (a0 + a1) + (a2 + a3)
         top = ga_greater(top, ga_greatest4(a0, a1, a2, a3))
@@ -1118,17 +1164,14 @@ cdef inline Py_ssize_t _scale_held_terms(double* nums, double* dens,
     while q < nnz:
         i0 = x_ind[q]
         a0 = nums[i0]
-        b0 = dens[i0] if pm else a0
-        if not (a0 >= low and b0 >= low):
+        if not pm and not a0 >= low:
             break
         removed += a0
         a0 += a0 * down[q]
         nums[i0] = a0
         if pm:
-            removed += b0
-            b0 += b0 * up[q]
-            dens[i0] = b0
-            a0 += b0
+            removed += held[q]
+            a0 += held[q] + held[q] * up[q]
         added += a0
         top = ga_greater(top, a0)
         q += 1
@@ -1156,6 +1199,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
+    cdef double* held = s.row_held + j * s.row_size  # EG+-'s den (lazy runs)
     cdef double sums[3]
     cdef bint pm, small, lazy
     if s.psi == PSI_IDENTITY:
@@ -1168,11 +1212,11 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         # e^{theta - shift} scales by e^{-d} (softmax, exp: den is num) and, for EG+-,
         # e^{-theta - shift} by e^{d}: products that add no cancellation at any step
         # size. The factors are computed first, in a loop over the contiguous row
-        # that vectorizes. In a lazy run theta is not touched: the terms hold it
-        # (theta = ln num + shift), so a row costs one random cache line per
-        # coordinate, like SGD's. A coordinate whose terms underflow hands theta
-        # back to the theta array, which then updates it and recomputes its terms
-        # from it (so that they can grow back).
+        # that vectorizes. In a lazy run theta is not touched: num holds it
+        # (theta = ln num + shift; EG+-'s den is product / num, in held), so a row
+        # costs one random cache line per coordinate, like SGD's. A coordinate
+        # whose term underflows hands theta back to the theta array, which then
+        # updates it and recomputes its terms from it (so that they can grow back).
         pm = s.psi == PSI_EG_PM
         shift = s.shift[j]
         # Locals: with -fno-strict-aliasing (Python's flags) the fields of s would be
@@ -1184,15 +1228,15 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         q = 0
         while q < nnz:
             if lazy and small:
-                q = _scale_held_terms(nums, dens, x_ind, down, up, q, nnz, pm,
-                                      not pm or shift > PM_HELD_SHIFT, sums)
+                q = _scale_held_terms(nums, held, x_ind, down, up, q, nnz, pm, sums)
                 if q == nnz:
                     break
             # A coordinate whose terms underflow, a long step, or theta kept too.
             i = x_ind[q]
-            num, den = nums[i], dens[i]
+            num = nums[i]
+            den = (held[q] if lazy else dens[i]) if pm else num
             old = num + den if pm else num
-            if num < UNDERFLOW or (pm and den < UNDERFLOW):  # not _terms_hold
+            if num < UNDERFLOW or (pm and den < UNDERFLOW):  # theta in the array
                 theta[i] -= step * x_val[q]
                 num = ga_exp(theta[i] - shift)
                 den = ga_exp(-theta[i] - shift) if pm else num
@@ -1205,11 +1249,12 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
                     den = den * up[q] if pm else num
                 if not lazy:
                     theta[i] -= step * x_val[q]
-                elif num < UNDERFLOW or (pm and den < UNDERFLOW):
-                    theta[i] = _theta_of_terms(s, nums[i], dens[i], shift) - step * x_val[q]
+                elif num < UNDERFLOW:
+                    theta[i] = _theta_of_term(s, nums[i], shift) - step * x_val[q]
             nums[i] = num
             if pm:
-                dens[i] = den
+                if not lazy:
+                    dens[i] = den
                 num += den
             sums[0] += num - old
             sums[1] += num + old
@@ -1224,7 +1269,8 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         i = x_ind[q]
         old = _theta_at(s, j, i)
         if _normalized(s.psi):
-            term = _normalizer_term(s, nums[i], dens[i], old, shift)
+            den = held[q] if s.lazy and s.psi == PSI_EG_PM else dens[i]
+            term = _normalizer_term(s, nums[i], den, old, shift)
             total -= term
             mass += fabs(term)
         theta[i] = old - step * x_val[q]
@@ -1804,6 +1850,9 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             dot = s.dot[j]
         elif s.psi == PSI_EG_PM and dense:
             dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
+        elif s.psi == PSI_EG_PM and s.lazy:
+            dot = _sparse_dot_held(s.num + j * s.n, s.product[j], x_val, x_ind, nnz,
+                                   s.row_held + j * s.row_size)
         elif s.psi == PSI_EG_PM:
             dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
         elif dense:
@@ -1952,8 +2001,8 @@ cdef class TrialLoop:
     cdef double[:, ::1] num
     cdef double[:, ::1] den
     cdef double[::1] intercept
-    cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot (k each)
-    cdef double[::1] row_buffers  # row_theta, row_num, row_den (longest CSR row each)
+    cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product
+    cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
     cdef double[::1] option_buffers  # residual, wx, rest (k each)
     cdef double[::1] option_row  # row_x (longest row)
 
@@ -1970,7 +2019,7 @@ cdef class TrialLoop:
         terms = _term_arrays(count, k, n)
         self.num = theta if psi == PSI_IDENTITY else terms[0]
         self.den = terms[1] if psi == PSI_EG_PM else self.num
-        self.buffers = np.zeros(8 * k)
+        self.buffers = np.zeros(9 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
         self.s.fit_intercept = fit_intercept
@@ -1986,6 +2035,7 @@ cdef class TrialLoop:
         self.s.a = &self.buffers[5 * k]
         self.s.y_hat = &self.buffers[6 * k]
         self.s.dot = &self.buffers[7 * k]
+        self.s.product = &self.buffers[8 * k]
         self.option_buffers = np.zeros(3 * k)
         self.s.residual = &self.option_buffers[0]
         self.s.wx = &self.option_buffers[k]
@@ -2060,8 +2110,9 @@ cdef class TrialLoop:
         # The geodesic psi's terms theta / shift hold theta too; their options
         # (geodesic steps, Y, the square loss) read theta through _theta_at.
         self.s.lazy = (not self.s.options and (self.s.psi == PSI_SOFTMAX
+                                               or self.s.psi == PSI_EXP
                                                or self.s.psi == PSI_EG_PM
-                                               or self.s.psi == PSI_EXP)
+                                               and _shifts_held(&self.s))
                        or _geodesic(self.s.psi))
         with nogil:
             while t < n_trials:
@@ -2084,7 +2135,6 @@ cdef class TrialLoop:
             if self.s.lazy:
                 _sync_theta(&self.s, columns, &indptr[0], &order[0],
                             min(t + 1, n_trials), seen)
-                self.s.lazy = False
             ok = ok and _state_finite(&self.s)
         return (OK if ok else DIVERGED), t, total
 
@@ -2096,13 +2146,15 @@ cdef class TrialLoop:
                                or self.option_row.shape[0] < longest):
             self.option_row = np.empty(max(longest, 1))
             self.s.row_x = &self.option_row[0]
-        if self.row_buffers is not None and self.row_buffers.shape[0] >= 3 * longest:
+        if self.row_buffers is not None and self.s.row_size >= longest:
             return
-        self.row_buffers = np.empty(3 * max(longest, 1))
+        self.row_buffers = np.empty((3 + self.s.k) * max(longest, 1))
+        self.s.row_size = longest
         self.s.row_theta = &self.row_buffers[0]
         self.s.row_num = &self.row_buffers[longest]
         self.s.row_den = (self.s.row_num if self.s.den == self.s.num
                           else &self.row_buffers[2 * longest])
+        self.s.row_held = &self.row_buffers[3 * longest]
 
     def weights(self, bint renew=False):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array.
