@@ -224,3 +224,21 @@ def test_csr_long_geodesic_steps_equal_dense(psi):
     dense = GARegressor(**params).partial_fit(X, y)
     sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), y)
     _assert_same_model(dense, sparse)
+
+
+def test_csr_eg_pm_reshift_past_300_of_one_output_equals_dense():
+    # During a CSR pass EG+- stores one term per coordinate (den = e^{-2 shift} / num)
+    # while every row's shift is at most 300. Output 0 drives theta_0 past 700 in
+    # one pass, which ends that form for both rows mid-pass: output 1, whose
+    # parameters stay small, must carry on from its own terms, not stale ones.
+    X = np.zeros((2000, 200))
+    X[:, 0] = 1.0
+    X[::7, 1] = 0.5
+    X[::3, 2] = -0.25
+    Y = np.c_[np.full(2000, 10.0), 0.5 + 0.1 * np.sin(np.arange(2000))]
+    params = dict(psi="eg_pm", eta=0.04, U=1.0, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X, Y)
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), Y)
+    assert sparse.theta_[0, 0] > 700 and np.abs(sparse.theta_[1]).max() < 300
+    assert np.abs(sparse.theta_[1]).max() > 0.1  # output 1 moved
+    _assert_same_model(dense, sparse)
