@@ -297,7 +297,9 @@ class BaseGA(BaseEstimator):
         """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
         computes it faster than the registry's NumPy functions)."""
         self.eta_ = eta
-        self._fitted_psi = self.psi
+        # The model predicts as it was fitted: set_params takes effect at the next
+        # fit (a binary phi='logistic' row read as softmax would be one class).
+        self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
         self.theta_ = theta
         self.intercept_ = intercept
         self.coef_ = self._shape_coef(weights)
@@ -372,18 +374,19 @@ class BaseGA(BaseEstimator):
 
     def _clip_activations(self, A):
         """GA^Y (KW01 §4) predicts phi(a) clipped to [-Y, Y]: a clipped to phi^-1."""
-        if self.Y is None:
+        if self._fitted_Y is None:
             return A
-        return np.clip(A, *PHI[self.phi].activation_bounds(float(self.Y)))
+        bounds = PHI[self._fitted_phi].activation_bounds(float(self._fitted_Y))
+        return np.clip(A, *bounds)
 
     def _outputs(self, A):
         """phi(A), checked to be finite (phi='exp' can overflow)."""
         with np.errstate(over="ignore"):  # overflow is reported below, as an error
-            Y = PHI[self.phi].transfer(self._clip_activations(A))
+            Y = PHI[self._fitted_phi].transfer(self._clip_activations(A))
         if not np.all(np.isfinite(Y)):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="
-                f"{self.phi!r}); the inputs are far outside the training range."
+                f"{self._fitted_phi!r}); the inputs are far outside the training range."
             )
         return Y
 

@@ -33,7 +33,7 @@ def _same_labels(classes, labels):
 
 
 def _has_probabilities(estimator):
-    if estimator.phi == "sign":
+    if getattr(estimator, "_fitted_phi", estimator.phi) == "sign":
         raise AttributeError(
             "phi='sign' (Perceptron / normalized Winnow) makes no probabilistic "
             "predictions; use decision_function, or phi='logistic'."
@@ -222,8 +222,12 @@ class GAClassifier(ClassifierMixin, BaseGA):
                     "call to partial_fit."
                 )
         # A label is known iff it sits where searchsorted places it (no extra sort).
-        codes = np.searchsorted(labels, y)
-        known = labels[np.minimum(codes, labels.shape[0] - 1)] == y
+        try:
+            codes = np.searchsorted(labels, y)
+        except TypeError:  # object labels that do not compare (str against int)
+            codes = None
+        known = (labels[np.minimum(codes, labels.shape[0] - 1)] == y
+                 if codes is not None else np.zeros(y.shape[0], dtype=bool))
         if not np.all(known):
             # (On a later call y was not checked: labels that are all known are.)
             check_classification_targets(y)
@@ -342,10 +346,11 @@ class GAClassifier(ClassifierMixin, BaseGA):
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probabilities of the classes, in the order of ``classes_``.
         """
-        if self.phi == "softmax":
-            return log_softmax(self._activations(X), axis=1)
+        A = self._activations(X)
+        if self._fitted_phi == "softmax":
+            return log_softmax(A, axis=1)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return np.log(self._probabilities(A))
 
     @available_if(_has_probabilities)
     def predict_proba(self, X):
@@ -366,11 +371,14 @@ class GAClassifier(ClassifierMixin, BaseGA):
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities of the classes, in the order of ``classes_``.
         """
-        A = self._activations(X)
-        if self.phi == "softmax":
+        return self._probabilities(self._activations(X))
+
+    def _probabilities(self, A):
+        """predict_proba of the activations A."""
+        if self._fitted_phi == "softmax":
             return softmax(A, axis=1)
         # (1 + tanh a) / 2 = logistic(2a).
-        P = expit(2.0 * A if self.phi == "tanh" else A)
+        P = expit(2.0 * A if self._fitted_phi == "tanh" else A)
         if P.shape[1] == 1:
             return np.hstack([1.0 - P, P])
         total = P.sum(axis=1, keepdims=True)

@@ -270,7 +270,8 @@ class _MatchingLossScorer:
         if isinstance(estimator, Pipeline):
             X = estimator[:-1].transform(X)
             estimator = estimator[-1]
-        if not isinstance(estimator, BaseGA) or estimator.phi != self.phi:
+        if (not isinstance(estimator, BaseGA)
+                or getattr(estimator, "_fitted_phi", None) != self.phi):
             return None
         return estimator._clip_activations(estimator._activations(X))
 

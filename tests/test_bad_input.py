@@ -119,6 +119,13 @@ CASES = [
     ("unseen-label", fitted_classifier,
      lambda m: m.partial_fit(X, np.where(Y_REAL > 1, "new", LABELS)),
      ["'new'", "classes"]),
+    # Labels of another type than the fitted ones do not compare with them (str
+    # against int in object arrays): still a ValueError, as for any unseen label.
+    ("label-type-changed", lambda: GAClassifier(eta=0.05).fit(X, LABELS.astype(object)),
+     lambda m: m.partial_fit(X, (Y_REAL > 0).astype(int)), ["[0, 1]", "classes"]),
+    ("cv-label-type-changed",
+     lambda: GAClassifierCV(etas=[0.01, 0.1]).fit(X, LABELS.astype(object)),
+     lambda m: m.partial_fit(X, (Y_REAL > 0).astype(int)), ["[0, 1]", "classes"]),
     ("classes-changed", fitted_classifier,
      lambda m: m.partial_fit(X, LABELS, classes=["neg", "pos", "new"]), ["classes"]),
     ("continuous-y-classifier", fitted_classifier,
@@ -184,6 +191,13 @@ def test_partial_fit_needs_classes_on_first_call():
     model = GAClassifier(eta=0.1)
     with pytest.raises(ValueError, match="classes must be passed on the first call"):
         model.partial_fit(X, LABELS)
+    assert not hasattr(model, "coef_")
+
+
+def test_first_partial_fit_with_labels_of_another_type_than_classes():
+    model = GAClassifier(eta=0.1)
+    with pytest.raises(ValueError, match="not among the classes"):
+        model.partial_fit(X, LABELS.astype(object), classes=[0, 1])
     assert not hasattr(model, "coef_")
 
 

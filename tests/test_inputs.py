@@ -100,3 +100,27 @@ def test_classifier_probabilities_are_normalized(phi):
     np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)],
                                   model.predict(X))
     assert model.score(X, labels) > 0.8
+
+
+def test_predictions_are_the_fitted_models_until_the_next_fit():
+    # set_params takes effect at the next fit, as for any scikit-learn estimator: a
+    # binary logistic model (one output) set to phi="softmax" (two outputs) must not
+    # read its one row as a softmax of one class, nor a new Y clip its predictions.
+    labels = np.where(Y > 0, "pos", "neg")
+    classifier = GAClassifier(eta=0.1).fit(X, labels)
+    proba = classifier.predict_proba(X)
+    classifier.set_params(phi="softmax")
+    np.testing.assert_array_equal(classifier.predict_proba(X), proba)
+    np.testing.assert_array_equal(classifier.predict_log_proba(X), np.log(proba))
+    classifier.set_params(phi="sign")
+    assert hasattr(classifier, "predict_proba")  # the fitted phi has probabilities
+    regressor = reference()
+    predictions = regressor.predict(X)
+    regressor.set_params(Y=0.01, phi="identity")
+    np.testing.assert_array_equal(regressor.predict(X), predictions)
+    # The next fit or partial_fit learns, and predicts, with the new parameters.
+    regressor.partial_fit(X[:1], Y[:1])
+    assert np.abs(regressor.predict(X)).max() <= 0.01
+    classifier.set_params(phi="tanh").partial_fit(X[:1], labels[:1])
+    A = classifier.decision_function(X)
+    np.testing.assert_allclose(classifier.predict_proba(X)[:, 1], (1 + np.tanh(A)) / 2)
