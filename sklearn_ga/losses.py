@@ -28,7 +28,8 @@ def _phi_entry(phi):
     return PHI[phi]
 
 
-def _psi_entry(psi, *, bregman=False):
+def _psi_entry(psi, *, bregman=False, U=1.0, p=2.0):
+    """The registry's entry of psi; U and p checked as the estimators check them."""
     if psi not in PSI:
         raise ValueError(f"psi={psi!r} is not a parameterization function; choose "
                          f"one of {sorted(PSI)}.")
@@ -37,6 +38,11 @@ def _psi_entry(psi, *, bregman=False):
                          "Examples 2, 3); it is no gradient of a potential and has no "
                          "matching divergence. Choose one of "
                          f"{sorted(name for name in PSI if PSI[name].potential)}.")
+    if not 0.0 < U < np.inf:
+        raise ValueError(f"U must be a finite number > 0; got {U!r}.")
+    if psi == "pnorm" and not 2.0 <= p < np.inf:
+        raise ValueError(f"p must be a finite number >= 2 for psi='pnorm', as in the "
+                         f"estimators; got {p!r}.")
     return PSI[psi]
 
 
@@ -141,7 +147,9 @@ def matching_loss(y_true, y_pred=None, *, activation=None, phi="identity"):
         _check_in_range(entry, given, "y_pred")
         with np.errstate(divide="ignore"):
             values = entry.prediction_loss(Y, given)
-    return _per_sample(entry, values)
+    # A Bregman divergence: near an exact fit its terms cancel, and rounding alone
+    # could leave a value of -1e-16 (relative to the terms).
+    return np.maximum(_per_sample(entry, values), 0.0)
 
 
 def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
@@ -185,7 +193,7 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
     if phi is not None:
         entry = _phi_entry(phi)
         return _per_sample(entry, entry.potential(z))
-    entry = _psi_entry(psi, bregman=True)
+    entry = _psi_entry(psi, bregman=True, U=U, p=p)
     return float(np.sum(entry.potential(_as_parameters(z, "z"), U, p)))
 
 
@@ -224,13 +232,14 @@ def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):
     >>> round(divergence(np.zeros(2), theta_star, psi="softmax"), 4)  # KL to uniform
     0.3681
     """
-    entry = _psi_entry(psi, bregman=True)
+    entry = _psi_entry(psi, bregman=True, U=U, p=p)
     theta_tilde = _as_parameters(theta_tilde, "theta_tilde")
     theta = _as_parameters(theta, "theta")
     if theta_tilde.shape != theta.shape:
         raise ValueError(f"theta_tilde has shape {theta_tilde.shape} but theta has "
                          f"shape {theta.shape}; they must match.")
-    return float(np.sum(entry.divergence(theta_tilde, theta, U, p)))
+    # Non-negative by definition: clip what rounding leaves of cancelling terms.
+    return max(float(np.sum(entry.divergence(theta_tilde, theta, U, p))), 0.0)
 
 
 class _MatchingLossScorer:

@@ -99,7 +99,7 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     >>> input_bound(X, "eg_pm", U=2.0)
     4.0
     """
-    entry = _psi_entry(psi)
+    entry = _psi_entry(psi, U=U, p=p)
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
     # b is a max over rows: taken over blocks of rows, the row-wise temporaries
     # stay small (X may be most of the memory: no copy of it).
@@ -174,9 +174,10 @@ def _check_positive(**values):
 
 
 def _tuned_rate_factor(z):
-    # sqrt(z^2 + z) - z written without cancellation; it tends to 1/2 as z -> inf,
-    # the limit K -> 0 of eq. (31) and of HKW (15), (18).
-    return 0.5 if np.isinf(z) else z / (np.sqrt(z * z + z) + z)
+    # sqrt(z^2 + z) - z written without cancellation, and 0 at z = 0 (a comparator
+    # at Theta_1); it tends to 1/2 as z -> inf, the limit K -> 0 of eq. (31) and of
+    # HKW (15), (18).
+    return 0.5 if np.isinf(z) else np.sqrt(z) / (np.sqrt(z + 1.0) + np.sqrt(z))
 
 
 def theorem3_learning_rate(b, c, *, K=None, R=None):
@@ -308,7 +309,7 @@ def relative_loss_bound(X, y, theta, *, psi="identity", phi="identity", U=1.0,
     >>> bool(model.partial_fit(X, y).cumulative_loss_ <= result.bound)
     True
     """
-    psi_entry, phi_entry = _psi_entry(psi, bregman=True), _phi_entry(phi)
+    psi_entry, phi_entry = _psi_entry(psi, bregman=True, U=U, p=p), _phi_entry(phi)
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
     Y = np.asarray(y, dtype=np.float64)
     Y = Y.reshape(Y.shape[0], -1)

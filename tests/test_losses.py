@@ -501,3 +501,32 @@ def test_float32_probabilities_are_softmax_targets():
     assert np.all(matching_loss(Y, model.predict(X), phi="softmax") >= -1e-6)
     with pytest.raises(ValueError, match="within 1e-06, but a row sums to 0.99"):
         GARegressor(phi="softmax", eta=0.1).fit(X, 0.99 * Y)
+
+
+@pytest.mark.parametrize("call, message", [
+    # p < 2 has no p-norm algorithm (the estimators refuse it too): at p = 1.5 the
+    # sup of eq. (28) is infinite and at p = 0.5 b and the divergence are negative.
+    (lambda: input_bound(np.ones((2, 2)), "pnorm", p=1.5), "p must be"),
+    (lambda: divergence([1.0, 0.0], [0.5, 0.2], psi="pnorm", p=0.5), "p must be"),
+    (lambda: potential([1.0, 0.0], psi="pnorm", p=np.nan), "p must be"),
+    (lambda: divergence([1.0], [0.5], psi="eg_pm", U=0.0), "U must be"),
+    (lambda: input_bound(np.ones((2, 2)), "eg_pm", U=-1.0), "U must be"),
+])
+def test_parameters_outside_the_estimators_domain_are_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_losses_and_divergences_are_not_negative_at_rounding_level():
+    # Near an exact fit the terms cancel and rounding could leave -1e-17 .. -1e-14;
+    # both are non-negative by definition (Bregman divergences, KW01 eqs. 2 and 19).
+    rng = np.random.default_rng(10)
+    for y in rng.uniform(0.01, 0.99, 300):
+        assert matching_loss([y], activation=[np.log(y / (1 - y))],
+                             phi="logistic")[0] >= 0.0
+        assert matching_loss([30 * y], activation=[np.log(30 * y)], phi="exp")[0] >= 0.0
+    for _ in range(300):
+        theta = rng.normal(size=3) * 3
+        near = theta * (1 + rng.normal(size=3) * 1e-9)
+        for psi in ("softmax", "eg_pm", "pnorm", "exp"):
+            assert divergence(near, theta, psi=psi, p=3.0) >= 0.0

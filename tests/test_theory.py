@@ -185,6 +185,15 @@ def test_noise_free_limit_of_eq_31():
     assert theorem3_bound(3.0, 0.5, 0.0, 2.0, K=0.0, R=2.0) == pytest.approx(12.0)
 
 
+def test_tuned_rate_is_zero_for_a_comparator_at_the_start():
+    # Delta = 0 (the comparator is Theta_1) in HKW (15) and (18): eta = 0, and the
+    # bound is the comparator's loss; a tiny distance gives about sqrt(z) / (X^2 Z).
+    assert hkw_theorem1(1.0, 1.0, 0.0, 0.5, K=2.0) == (0.0, 0.5)
+    assert hkw_theorem2(1.0, 1.0, 1.0, 3, 0.5, K=2.0, D=0.0) == (0.0, 0.5)
+    eta, _ = hkw_theorem1(1.0, 1.0, 1e-150, 0.0, K=1.0)
+    assert eta == pytest.approx(np.sqrt(1e-300 / 2.0))
+
+
 @pytest.mark.parametrize("K", [None, 0.0, 0.5, 40.0])
 def test_hkw_theorem1_is_theorem3_with_identity(K):
     # HKW Theorem 1 = KW01 Theorem 3 with b = X^2, c = Z, Delta = ||u - w_1||^2 / 2.
