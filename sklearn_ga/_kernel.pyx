@@ -610,7 +610,7 @@ cdef extern from *:
                          Py_ssize_t n, double dmax) noexcept nogil
 
 from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
-                        pow, isfinite, INFINITY)
+                        pow, ldexp, ilogb, isfinite, INFINITY)
 
 # Parameterization functions psi (registry: sklearn_ga/_psi.py).
 cpdef enum PsiCode:
@@ -673,6 +673,11 @@ cdef double UNDERFLOW = 1e-300
 # e^{-2 shift - 2 SHIFT_SLACK}: up to this shift (the bound is about 315) none comes
 # near UNDERFLOW, and a lazy CSR run stores only num: den = e^{-2 shift} / num.
 cdef double PM_HELD_SHIFT = 300.0
+# The geodesic psi's theta counts only up to a positive factor, and their steps
+# multiply it (KMWW Examples 2, 3: by about 1e17 per pass in a simplex run): a row
+# whose largest |theta| leaves [1 / SCALE_LIMIT, SCALE_LIMIT] is brought back to
+# [1, 2) by a power of 2, which changes neither the weights nor a bit of their value.
+cdef double SCALE_LIMIT = 2.0 ** 200
 
 
 cdef struct State:
@@ -835,14 +840,19 @@ cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
-    cdef Py_ssize_t base = j * s.n, other
-    cdef double shift = 0.0
+    cdef Py_ssize_t i, base = j * s.n, other
+    cdef double shift = 0.0, factor
     if s.lazy:
         _sync_theta_row(s, j)
     if _normalized(s.psi):
         shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
         if s.psi != PSI_SOFTMAX and s.psi != PSI_EG_PM and not shift > 0.0:
             shift = 1.0
+    if _geodesic(s.psi) and not 1.0 / SCALE_LIMIT <= shift <= SCALE_LIMIT:
+        factor = ldexp(1.0, -ilogb(shift))
+        for i in range(base, base + s.n):
+            s.theta[i] *= factor
+        shift *= factor
     if s.lazy and s.psi == PSI_EG_PM and shift > PM_HELD_SHIFT:
         # den could underflow against num: end the lazy run, theta and den stored.
         for other in range(s.k):

@@ -420,6 +420,26 @@ def test_simplex_keeps_weights_on_the_simplex(sparse):
     assert mean_loss < 0.1
 
 
+@pytest.mark.parametrize("psi", ["sphere", "simplex"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_geodesic_theta_stays_in_range_over_long_runs(psi, sparse):
+    # theta matters up to a positive factor, and the steps scale it: here by about
+    # 1e17 per pass (simplex), which overflowed after 18 passes and was reported as
+    # a divergence while the weights were stable. It is rescaled by powers of 2.
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0, 1, (500, 5))
+    y = X @ np.array([0.6, 0.3, 0.1, 0.0, 0.0]) + 3.0
+    model = GARegressor(psi=psi, eta=0.1, fit_intercept=False)
+    data = sp.csr_matrix(X) if sparse else X
+    coef = []
+    for _ in range(60):
+        coef.append(model.partial_fit(data, y).coef_.copy())
+    assert 2.0**-300 < np.abs(model.theta_).max() < 2.0**300
+    np.testing.assert_allclose(coef[-1], coef[-2], atol=1e-6)  # stable weights
+    weights = PSI[psi].weights(model.theta_, 1.0, 2.0)[0]
+    np.testing.assert_allclose(model.coef_, weights, rtol=1e-12, atol=1e-15)
+
+
 def test_sphere_radius_is_U():
     rng = np.random.default_rng(9)
     X, y = rng.standard_normal((300, 4)), rng.standard_normal(300) * 3
