@@ -108,10 +108,10 @@ class GARegressor(RegressorMixin, BaseGA):
     eta_ : float
         The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
     theta_ : ndarray of shape (n_outputs, n_features)
-        The parameters Theta of the algorithm. For ``psi="sphere"`` and ``"simplex"`` only
-        their direction counts (the weights are ``U theta / ||theta||`` and
-        ``theta**2 / ||theta||**2``): a row is rescaled by a power of 2 when its
-        largest ``|theta|`` leaves ``[2**-200, 2**200]``.
+        The parameters Theta of the algorithm. For ``psi="sphere"`` and
+        ``"simplex"`` only their direction counts (the weights are
+        ``U theta / ||theta||`` and ``theta**2 / ||theta||**2``): a row is rescaled
+        by a power of 2 when its largest ``|theta|`` leaves ``[2**-200, 2**200]``.
     n_iter_ : int
         Number of epochs run by the last call (1 for :meth:`partial_fit`).
     t_ : int
