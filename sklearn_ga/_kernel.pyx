@@ -722,6 +722,7 @@ cdef struct State:
     double* residual    # k   dL/da of the trial (the step is eta * residual * x)
     double* wx          # k   omega_j . x without intercept
     double* rest        # k   normalizer of the coordinates a CSR row leaves alone
+    double* rest_shift  # k   the shift of its units
     double lse          #     log-normalizer of softmax in the implicit equation
     double* row_x       # nnz per-coordinate inputs of a simplex step (scratch)
 
@@ -1493,23 +1494,40 @@ cdef inline double _rescale(State* s, double shift, double new_shift) noexcept n
 
 cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
                                   Py_ssize_t nnz) noexcept nogil:
-    """sum_i den_ji over the coordinates a (canonical, sorted) CSR row leaves alone."""
+    """sum_i den_ji over the coordinates a (canonical, sorted) CSR row leaves alone,
+    in units of s.rest_shift[j] (the row's shift unless set here)."""
     cdef Py_ssize_t q, i, base = j * s.n
-    cdef double rest = s.norm[j]
+    cdef double rest = s.norm[j], top = -INFINITY, num, den
+    if nnz == s.n:
+        return 0.0
     for q in range(nnz):
         i = base + x_ind[q]
         rest -= _normalizer_term(s, s.num[i], s.den[i], s.theta[i], s.shift[j])
     if rest >= 0.25 * s.norm[j]:
         return rest
-    # The touched terms carry most of the normalizer: sum the others exactly, O(n).
+    # The touched terms carry most of the normalizer: sum the others exactly, O(n),
+    # in units of their own largest parameter (in the row's units, set by a touched
+    # one, they may all underflow, and after the step they may weigh the most).
+    q = 0
+    for i in range(s.n):
+        if q < nnz and x_ind[q] == i:
+            q += 1
+        else:
+            top = fmax(top, s.theta[base + i] if s.psi == PSI_SOFTMAX
+                       else fabs(s.theta[base + i]))
+    if s.psi == PSI_PNORM and not top > 0.0:
+        return 0.0  # the untouched parameters are all 0
     rest = 0.0
     q = 0
     for i in range(s.n):
         if q < nnz and x_ind[q] == i:
             q += 1
         else:
-            rest += _normalizer_term(s, s.num[base + i], s.den[base + i],
-                                     s.theta[base + i], s.shift[j])
+            _terms(s, s.theta + base + i, &num, &den, top, 1)
+            if s.psi != PSI_EG_PM:
+                den = num  # (the other psi have one term)
+            rest += _normalizer_term(s, num, den, s.theta[base + i], top)
+    s.rest_shift[j] = top
     return rest
 
 
@@ -1518,10 +1536,11 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
                                  double h, double hb, double rest) noexcept nogil:
     """A_j(v) = psi(theta_j - h v x) . x + b_j - hb v (clipped), decreasing in v.
 
-    ``rest`` is the normalizer of the coordinates x does not touch (0 for dense rows).
+    ``rest`` is the normalizer of the coordinates x does not touch (0 for dense rows),
+    in units of s.rest_shift[j].
     """
     cdef Py_ssize_t q, base = j * s.n
-    cdef double shift = s.shift[j], top, dot = 0.0, norm = rest, scale = 1.0, a
+    cdef double shift = s.rest_shift[j], top, dot = 0.0, norm = rest, scale = 1.0, a
     for q in range(nnz):
         s.row_theta[q] = s.theta[base + (q if dense else x_ind[q])] - h * v * x_val[q]
     if s.psi == PSI_IDENTITY:
@@ -1652,6 +1671,7 @@ cdef bint _implicit_residuals(State* s, const double* x_val, const index_t* x_in
     cdef double v, low, high, top_low = -INFINITY, top_high = -INFINITY
     cdef double sum_low = 0.0, sum_high = 0.0
     for j in range(s.k):
+        s.rest_shift[j] = s.shift[j]
         s.rest[j] = (_untouched_normalizer(s, j, x_ind, nnz)
                      if not dense and _normalized(s.psi) else 0.0)
     if s.phi != PHI_SOFTMAX:
@@ -2013,7 +2033,7 @@ cdef class TrialLoop:
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
-    cdef double[::1] option_buffers  # residual, wx, rest (k each)
+    cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each)
     cdef double[::1] option_row  # row_x (longest row)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
@@ -2046,10 +2066,11 @@ cdef class TrialLoop:
         self.s.y_hat = &self.buffers[6 * k]
         self.s.dot = &self.buffers[7 * k]
         self.s.product = &self.buffers[8 * k]
-        self.option_buffers = np.zeros(3 * k)
+        self.option_buffers = np.zeros(4 * k)
         self.s.residual = &self.option_buffers[0]
         self.s.wx = &self.option_buffers[k]
         self.s.rest = &self.option_buffers[2 * k]
+        self.s.rest_shift = &self.option_buffers[3 * k]
         self.s.update, self.s.loss_kind = update, loss
         self.s.clip_low, self.s.clip_high = clip_low, clip_high
         self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING

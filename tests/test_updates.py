@@ -554,3 +554,30 @@ def test_implicit_pnorm_first_step_at_a_large_p(p, sparse):
                         fit_intercept=False)
     model.partial_fit(sp.csr_matrix(x[None]) if sparse else x[None], [y])
     np.testing.assert_allclose(model.theta_[0], -eta * v * x, rtol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize(("psi", "first", "second", "params"), [
+    # theta = [800, 0, 0], then a target that pulls theta_0 back near the others.
+    ("softmax", ([1.0, 0.0, 0.0], 1.8), ([1.0, 0.0, 0.0], -0.3), {"eta": 1000.0}),
+    ("eg_pm", ([1.0, 0.0, 0.0], 1.8), ([1.0, 0.0, 0.0], -0.7), {"eta": 1000.0}),
+    # theta = c [1, 0.4], then theta_0 pushed down to about theta_1: 0.4^1000.
+    ("pnorm", ([1.0, 0.4], 1.0), ([1.0, 0.0], None), {"eta": 1.0, "p": 1000.0}),
+], ids=["softmax", "eg_pm", "pnorm"])
+def test_implicit_csr_step_counts_untouched_terms_far_below_the_shift(
+        psi, first, second, params, sparse):
+    # A CSR row's implicit equation needs the normalizer of the coordinates it does
+    # not touch. In units of the row's shift (here the touched theta_0) those terms
+    # underflow to 0, yet after the step they carry half the weight or more.
+    model = GARegressor(psi=psi, update="implicit", fit_intercept=False, U=1.0,
+                        **params)
+    model.partial_fit(np.array([first[0]]), [first[1]])
+    theta = model.theta_.copy()
+    x = np.array(second[0])
+    y = -0.2 * theta[0, 0] if second[1] is None else second[1]
+    model.partial_fit(sp.csr_matrix(x[None]) if sparse else x[None], [y])
+    # KW01 eq. (22): theta~ = theta - eta (psi(theta~) . x - y) x.
+    s = model.coef_ @ x - y
+    np.testing.assert_allclose(model.theta_[0], theta[0] - params["eta"] * s * x,
+                               rtol=1e-9, atol=1e-9)
+    assert abs(model.theta_[0, 0] - theta[0, 0]) > 100 * (psi != "pnorm")
