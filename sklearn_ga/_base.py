@@ -107,10 +107,15 @@ class BaseGA(BaseEstimator):
             )
         return X, Y, sample_weight
 
+    def _restart_hint(self):
+        """How to start over: fit, with warm_start=False where there is one."""
+        return ("call fit with warm_start=False to start over"
+                if "warm_start" in self.get_params() else "call fit to start over")
+
     def _check_continuation(self, k):
         """A fitted state continues only under its psi and with its k outputs."""
         name, fitted_k = type(self).__name__, self.theta_.shape[0]
-        restart = "or call fit with warm_start=False to start over"
+        restart = f"or {self._restart_hint()}"
         if self.psi != self._fitted_psi:
             raise ValueError(
                 f"{name} was fitted with psi={self._fitted_psi!r}: its parameters "

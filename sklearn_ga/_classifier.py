@@ -238,7 +238,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
             raise ValueError(
                 f"y contains labels {unseen!r} that are not among the classes "
                 f"{labels!r}; pass every class in classes= on the first call to "
-                "partial_fit, or call fit with warm_start=False to start over."
+                f"partial_fit, or {self._restart_hint()}."
             )
         k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
         low = -1.0 if self.phi in ("tanh", "sign") else 0.0

@@ -98,7 +98,10 @@ class _GridMixin:
                        intercepts, losses)
         t += m
         if first_call and self.cv is not None:
-            scores = self._kfold_losses(X, y, Y, sample_weight, groups)
+            # The model returned is the pass over all the data: one that diverged
+            # there is out, whatever its folds (which may not see those rows) said.
+            held_out = self._kfold_losses(X, y, Y, sample_weight, groups)
+            scores = np.where(np.isfinite(losses), held_out, np.inf)
         else:
             scores = losses
         if not np.any(np.isfinite(scores)):
@@ -230,7 +233,8 @@ class GARegressorCV(_GridMixin, GARegressor):
     cv_results_ : dict of ndarray
         ``params``, ``param_eta``, ``param_U``, ``progressive_loss`` (per
         configuration; ``inf`` if it diverged), ``mean_test_loss`` (the selection
-        criterion) and ``rank_test_loss``.
+        criterion; ``inf`` if the configuration diverged in a fold or in the pass
+        over all the data) and ``rank_test_loss``.
     best_index_ : int
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray

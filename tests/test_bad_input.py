@@ -323,7 +323,7 @@ def test_a_phi_with_another_number_of_outputs_cannot_continue(make_model, change
     model = make_model().partial_fit(X, y, classes=[0, 1])
     before = copy.deepcopy(model.__dict__)
     model.set_params(**change)
-    with pytest.raises(ValueError, match="output.*fit with warm_start=False"):
+    with pytest.raises(ValueError, match="output.*call fit"):
         model.partial_fit(X, y)
     np.testing.assert_array_equal(model.theta_, before["theta_"])
     if "warm_start" in model.get_params():
@@ -343,7 +343,7 @@ def test_another_psi_cannot_continue_the_stream(make_model):
     model = make_model().partial_fit(X, y)
     before = copy.deepcopy(model.__dict__)
     model.set_params(psi="sphere")
-    with pytest.raises(ValueError, match="psi='identity'.*fit with warm_start=False"):
+    with pytest.raises(ValueError, match="psi='identity'.*call fit"):
         model.partial_fit(X, y)
     np.testing.assert_array_equal(model.theta_, before["theta_"])
     model.set_params(psi="identity").partial_fit(X, y)  # set back: continues
@@ -477,3 +477,17 @@ def test_divergence_found_at_the_end_of_a_batch_names_its_last_trial():
     model = GARegressor(eta=1e10)
     with pytest.raises(ValueError, match="diverged at trial 1 "):
         model.partial_fit([[1e300]], [1.0])
+
+
+def test_restart_hints_name_only_parameters_the_estimator_has():
+    # The CV estimators have no warm_start: their fit always starts over.
+    search = GAClassifierCV(etas=[0.01, 0.1]).fit(X, LABELS)
+    with pytest.raises(ValueError, match="call fit to start over") as error:
+        search.partial_fit(X, np.where(Y_REAL > 1, "new", LABELS))
+    assert "warm_start" not in str(error.value)
+    search = GARegressorCV(etas=[0.01, 0.1]).fit(X, Y_REAL).set_params(psi="eg_pm")
+    with pytest.raises(ValueError, match="call fit to start over") as error:
+        search.partial_fit(X, Y_REAL)
+    assert "warm_start" not in str(error.value)
+    with pytest.raises(ValueError, match="fit with warm_start=False"):
+        fitted_classifier().partial_fit(X, np.where(Y_REAL > 1, "new", LABELS))

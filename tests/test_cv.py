@@ -98,6 +98,24 @@ def test_every_configuration_diverging_is_an_error():
     assert not hasattr(search, "coef_")
 
 
+def test_kfold_never_selects_a_configuration_whose_final_pass_diverged():
+    # The returned model is the one-pass model on all the data: the folds may not
+    # see the rows on which a configuration diverges (here the last ones, never in
+    # a training fold of TimeSeriesSplit), and it must not be returned.
+    from sklearn.model_selection import TimeSeriesSplit
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 5)) / np.sqrt(5)
+    X[-100:] *= 1000.0
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0, 0.0])
+    cv = TimeSeriesSplit(n_splits=2, test_size=100)
+    search = GARegressorCV(etas=[1e-6, 0.1], cv=cv).fit(X, y)
+    assert search.eta_ == 1e-6 and np.isfinite(search.coef_).all()
+    assert np.isinf(search.cv_results_["mean_test_loss"][1])
+    with pytest.raises(ValueError, match="every configuration diverged"):
+        GARegressorCV(etas=[0.1, 1.0], cv=cv).fit(X, y)
+
+
 def test_kfold_selects_the_least_held_out_loss():
     X, y = sparse_target(m=400)
     folds = KFold(3)
