@@ -182,7 +182,8 @@ def _b_softmax(X, U, p):
 
 
 def _b_eg_pm(X, U, p):
-    return U**2 * _row_norms(X, np.inf) ** 2
+    # NumPy floats: an overflow gives inf (reported by input_bound), not OverflowError.
+    return np.float64(U) ** 2 * np.float64(_row_norms(X, np.inf)) ** 2
 
 
 def _b_exp(X, U, p):
@@ -191,7 +192,7 @@ def _b_exp(X, U, p):
 
 
 def _b_pnorm(X, U, p):
-    return (p - 1) * _row_norms(X, p) ** 2
+    return (p - 1) * np.float64(_row_norms(X, p)) ** 2
 
 
 def _b_geodesic(X, U, p):

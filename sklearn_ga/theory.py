@@ -105,8 +105,16 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     # stay small (X may be most of the memory: no copy of it).
     per_row = max(1.0, X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1])
     rows = max(-(-X.shape[0] // BLOCKS), int(MIN_BLOCK_VALUES // per_row), 1)
-    b = max(entry.input_bound(X[start:start + rows], U, p)
-            for start in range(0, X.shape[0], rows))
+    with np.errstate(over="ignore"):  # reported below
+        b = max(entry.input_bound(X[start:start + rows], U, p)
+                for start in range(0, X.shape[0], rows))
+    if not np.isfinite(b) and np.isfinite(entry.input_bound(np.ones((1, 1)), 1.0, p)):
+        scaled = "inputs (times U)" if "U" in entry.hyperparameters else "inputs"
+        raise ValueError(
+            f"b_(X,psi) of KW01 eq. (28) overflowed for psi={psi!r}: it is a squared "
+            f"norm of the {scaled}, and they are too large. Scale the inputs (e.g. "
+            "with StandardScaler or MaxAbsScaler), or use a numeric eta."
+        )
     if not np.isfinite(b):
         reason = (
             "Theorem 3 is about the additive update of KW01 eq. (23), and this psi "

@@ -410,3 +410,14 @@ def test_user_guide_code_runs_and_says_what_it_shows():
     online, result = namespace["online"], namespace["result"]
     assert online.eta_ == result.eta
     assert online.cumulative_loss_ <= result.bound
+
+
+@pytest.mark.parametrize("psi", FINITE_B_PSI)
+def test_b_that_overflows_is_a_clear_error(psi):
+    # Finite inputs whose squared norm overflows: not the "no bound" of exp, and not
+    # Python's OverflowError.
+    X = np.array([[1e200, -1e200], [1.0, 2.0], [0.0, 1e200]])
+    with pytest.raises(ValueError, match="overflowed.*[Ss]cale the inputs"):
+        input_bound(X, psi, U=2.0, p=3.0)
+    with pytest.raises(ValueError, match="overflowed"):
+        GARegressor(psi=psi, p=3.0).fit(X, np.zeros(3))
