@@ -457,7 +457,7 @@ def trial_runner(X, Y, sample_weight, estimator_name=None):
         indices, indptr = _index_arrays(X)
 
         def one_pass(loop, order):
-            return loop.run_csr(X.data, indices, indptr, Y, weights, order)
+            return loop.run_csr(X.data, indices, indptr, X.shape[1], Y, weights, order)
 
     def run(loop, order):
         status, trials, loss = one_pass(loop, order)

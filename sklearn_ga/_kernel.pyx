@@ -699,8 +699,8 @@ cdef struct State:
     double* age         # k   multiplicative dense updates since the last recompute
     double* product     # k   EG+-: num * den = e^{-2 shift} of every coordinate
     Py_ssize_t touched  # coordinates touched since the last recompute (CSR)
-    bint lazy           #     theta is held by the terms (plain CSR run, exponential psi;
-                        #     EG+-: by num, den is product / num and not stored)
+    bint lazy           #     theta is held by the terms (plain CSR run, exponential
+                        #     psi; EG+-: by num, den is product / num, not stored)
     double* intercept   # k
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
@@ -2043,6 +2043,9 @@ cdef class TrialLoop:
         import numpy as np
 
         k, n = theta.shape[0], theta.shape[1]
+        if intercept.shape[0] != k:
+            raise ValueError(f"TrialLoop of {k} x {n} parameters got "
+                             f"{intercept.shape[0]} intercepts.")
         self.theta = theta
         self.intercept = intercept
         count = 0 if psi == PSI_IDENTITY else 2 if psi == PSI_EG_PM else 1
@@ -2079,13 +2082,29 @@ cdef class TrialLoop:
         with nogil:
             _recompute_all(&self.s)
 
-    def _check_widths(self, Py_ssize_t features, Py_ssize_t outputs):
-        """The loop reads rows of n features and targets of k outputs, unchecked."""
-        if features != self.s.n or outputs != self.s.k:
+    def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
+                      const double[:, ::1] Y, const double[::1] sample_weight,
+                      const Py_ssize_t[::1] order):
+        """The loop reads rows of n features, targets of k outputs, a weight per row
+        and the rows of ``order`` without bounds checks: the shapes must agree."""
+        cdef Py_ssize_t t
+        if features != self.s.n or Y.shape[1] != self.s.k:
             raise ValueError(
                 f"TrialLoop of {self.s.k} x {self.s.n} parameters got rows of "
-                f"{features} features and {outputs} targets."
+                f"{features} features and {Y.shape[1]} targets."
             )
+        for t in range(order.shape[0]):
+            if not 0 <= order[t] < rows:
+                break
+        else:
+            if Y.shape[0] == rows and sample_weight.shape[0] in (0, rows):
+                return
+        span = f" (rows {min(order)} to {max(order)})" if order.shape[0] else ""
+        raise ValueError(
+            f"TrialLoop got {rows} rows, {Y.shape[0]} targets, "
+            f"{sample_weight.shape[0]} sample weights and {order.shape[0]} trials"
+            f"{span}."
+        )
 
     def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order):
@@ -2100,7 +2119,7 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double* x_next
-        self._check_widths(X.shape[1], Y.shape[1])
+        self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order)
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = self.s.x_top_ready = False
@@ -2120,12 +2139,15 @@ cdef class TrialLoop:
         return (OK if ok else DIVERGED), t, total
 
     def run_csr(self, const double[::1] data, const index_t[::1] indices,
-                const index_t[::1] indptr, const double[:, ::1] Y,
-                const double[::1] sample_weight, const Py_ssize_t[::1] order):
-        """Same as :meth:`run_dense` for the rows of a CSR matrix.
+                const index_t[::1] indptr, Py_ssize_t n_features,
+                const double[:, ::1] Y, const double[::1] sample_weight,
+                const Py_ssize_t[::1] order):
+        """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
+        columns.
 
-        The indices of each row must be unique (canonical CSR): the normalizers are
-        updated from the rows' terms before and after the update.
+        Its structure must have been checked (:func:`csr_structure`), and the indices
+        of each row must be unique (canonical CSR): the normalizers are updated from
+        the rows' terms before and after the update.
         """
         cdef Py_ssize_t t = 0, r, start, nnz, longest = 0, n_trials = order.shape[0]
         cdef Py_ssize_t seen = 0
@@ -2133,7 +2155,7 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
-        self._check_widths(self.s.n, Y.shape[1])
+        self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order)
         for r in range(indptr.shape[0] - 1):
             longest = max(longest, indptr[r + 1] - indptr[r])
         self._row_scratch(longest)

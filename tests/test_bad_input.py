@@ -377,7 +377,25 @@ def test_the_compiled_loop_refuses_rows_or_targets_of_another_width():
             loop.run_dense(X, Y, no_weights, order)
     X = sp.csr_matrix(np.ones((4, 3)))
     with pytest.raises(ValueError, match="2 targets"):
-        loop.run_csr(X.data, X.indices, X.indptr, np.zeros((4, 2)), no_weights, order)
+        loop.run_csr(X.data, X.indices, X.indptr, 3, np.zeros((4, 2)), no_weights,
+                     order)
+    # A CSR matrix of 40 columns (another thread may have refitted the model on 3
+    # features after X was validated: this crashed the interpreter).
+    wide = sp.csr_matrix(np.ones((4, 40)))
+    with pytest.raises(ValueError, match="rows of 40 features"):
+        loop.run_csr(wide.data, wide.indices, wide.indptr, 40, np.zeros((4, 1)),
+                     no_weights, order)
+    # Targets, weights and the order of another length than the rows.
+    for Y, weights, trials in ((np.zeros((3, 1)), no_weights, order),
+                               (np.zeros((4, 1)), np.ones(3), order),
+                               (np.zeros((4, 1)), no_weights, order + 1)):
+        with pytest.raises(ValueError, match="4 rows"):
+            loop.run_dense(np.zeros((4, 3)), Y, weights, trials)
+        with pytest.raises(ValueError, match="4 rows"):
+            loop.run_csr(X.data, X.indices, X.indptr, 3, Y, weights, trials)
+    with pytest.raises(ValueError, match="intercept"):
+        TrialLoop(PSI["identity"].code, PHI["identity"].code, np.zeros((2, 3)),
+                  np.zeros(1), 0.1, 1.0, 2.0, True)
 
 
 def test_later_partial_fit_calls_check_labels_as_the_first_does():

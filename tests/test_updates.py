@@ -395,8 +395,8 @@ def _geodesic_run(psi, sparse, m=100_000, n=6, seed=8):
     order = np.arange(m, dtype=np.intp)
     if sparse:
         C = sp.csr_matrix(X)
-        status, _, total = loop.run_csr(C.data, C.indices, C.indptr, Y, np.empty(0),
-                                        order)
+        status, _, total = loop.run_csr(C.data, C.indices, C.indptr, C.shape[1], Y,
+                                        np.empty(0), order)
     else:
         status, _, total = loop.run_dense(X, Y, np.empty(0), order)
     assert status == Status.OK
