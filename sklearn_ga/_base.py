@@ -292,9 +292,9 @@ class BaseGA(BaseEstimator):
                     cause="the parameters or the predictions stopped being finite"):
         return ValueError(
             f"{type(self).__name__} diverged at trial {trial} (eta={eta:.6g}, "
-            f"psi={self.psi!r}, phi={self.phi!r}): {cause}. Use a smaller eta, or "
-            "scale the inputs (e.g. with StandardScaler); the model was left as it "
-            "was before this call."
+            f"psi={self.psi!r}, phi={self.phi!r}): {cause}. Use a smaller eta (a "
+            "trial's step is eta times its sample weight), or scale the inputs (e.g. "
+            "with StandardScaler); the model was left as it was before this call."
         )
 
     def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
