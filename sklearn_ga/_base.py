@@ -110,22 +110,22 @@ class BaseGA(BaseEstimator):
     def _restart_hint(self):
         """How to start over: fit, with warm_start=False where there is one."""
         return ("call fit with warm_start=False to start over"
-                if "warm_start" in self.get_params() else "call fit to start over")
+                if hasattr(self, "warm_start") else "call fit to start over")
 
     def _check_continuation(self, k):
         """A fitted state continues only under its psi and with its k outputs."""
         name, fitted_k = type(self).__name__, self.theta_.shape[0]
-        restart = f"or {self._restart_hint()}"
         if self.psi != self._fitted_psi:
             raise ValueError(
                 f"{name} was fitted with psi={self._fitted_psi!r}: its parameters "
-                f"theta_ are not those of psi={self.psi!r}. Set psi back, {restart}."
+                f"theta_ are not those of psi={self.psi!r}. Set psi back, or "
+                f"{self._restart_hint()}."
             )
         if k != fitted_k:
             raise ValueError(
                 f"{name} was fitted with {fitted_k} output(s), but these targets need "
                 f"{k} (phi={self.phi!r}). Pass targets of the same shape (or set phi "
-                f"back), {restart}."
+                f"back), or {self._restart_hint()}."
             )
 
     def _validate_changed_params(self):
