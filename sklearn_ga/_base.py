@@ -107,6 +107,13 @@ class BaseGA(BaseEstimator):
             )
         return X, Y, sample_weight
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "theta_" in state and "_fitted_phi" not in state:
+            # Pickled before predictions recorded the phi and Y they were fitted
+            # with: those were phi and Y.
+            self._fitted_phi, self._fitted_Y = self.phi, self.Y
+
     def _restart_hint(self):
         """How to start over: fit, with warm_start=False where there is one."""
         return ("call fit with warm_start=False to start over"

@@ -1210,7 +1210,8 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
-    cdef double* held = s.row_held + j * s.row_size  # EG+-'s den (lazy runs)
+    cdef double* held = (s.row_held + j * s.row_size  # EG+-'s den (lazy runs)
+                         if s.row_held != NULL else NULL)
     cdef double sums[3]
     cdef bint pm, small, lazy
     if s.psi == PSI_IDENTITY:
@@ -2199,15 +2200,17 @@ cdef class TrialLoop:
                                or self.option_row.shape[0] < longest):
             self.option_row = np.empty(max(longest, 1))
             self.s.row_x = &self.option_row[0]
+        # EG+-'s den of the row, for every output, in plain CSR runs only.
+        held = self.s.k if self.s.psi == PSI_EG_PM and not self.s.options else 0
         if self.row_buffers is not None and self.s.row_size >= longest:
             return
-        self.row_buffers = np.empty((3 + self.s.k) * max(longest, 1))
+        self.row_buffers = np.empty((3 + held) * max(longest, 1))
         self.s.row_size = longest
         self.s.row_theta = &self.row_buffers[0]
         self.s.row_num = &self.row_buffers[longest]
         self.s.row_den = (self.s.row_num if self.s.den == self.s.num
                           else &self.row_buffers[2 * longest])
-        self.s.row_held = &self.row_buffers[3 * longest]
+        self.s.row_held = &self.row_buffers[3 * longest] if held else NULL
 
     def weights(self, bint renew=False):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array.

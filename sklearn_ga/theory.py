@@ -111,9 +111,9 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     if not np.isfinite(b) and np.isfinite(entry.input_bound(np.ones((1, 1)), 1.0, p)):
         scaled = "inputs (times U)" if "U" in entry.hyperparameters else "inputs"
         raise ValueError(
-            f"b_(X,psi) of KW01 eq. (28) overflowed for psi={psi!r}: it is a squared "
-            f"norm of the {scaled}, and they are too large. Scale the inputs (e.g. "
-            "with StandardScaler or MaxAbsScaler), or use a numeric eta."
+            f"b_(X,psi) of KW01 eq. (28) overflowed for psi={psi!r}: it grows with "
+            f"the square of the {scaled}, and they are too large. Scale the inputs "
+            "(e.g. with StandardScaler or MaxAbsScaler), or use a numeric eta."
         )
     if not np.isfinite(b):
         reason = (

@@ -127,3 +127,21 @@ def test_term_arrays_are_separate_contiguous_and_huge_page_aligned(count, n):
         assert terms.base.nbytes <= max(terms.nbytes + HUGE_PAGE, 2 * HUGE_PAGE)
     else:
         assert terms.base is None
+
+
+def test_the_loops_scratch_is_a_few_rows_not_parameter_sized():
+    # With an option, dense rows give the loop's scratch rows of n entries: three
+    # of them (the implicit, natural and geodesic steps work on whole rows), not
+    # one more per output (EG+-'s den of a CSR row, which only its plain CSR run
+    # uses).
+    rng = np.random.default_rng(0)
+    k, n = 20, 20_000
+    X, Y = rng.standard_normal((4, n)), rng.dirichlet(np.ones(k), size=4)
+    model = GARegressor(psi="softmax", phi="softmax", update="natural", eta=1e-3)
+    model.partial_fit(X, Y)
+    theta_bytes = model.theta_.nbytes
+    peak = _peak_bytes(lambda: model.partial_fit(X, Y))
+    # theta's rollback copy, the terms (padded by 2 MiB for huge pages: 0.66 of
+    # theta_ here), coef_ and the scratch rows (0.2): 3.9 theta_ sizes, 4.9 when
+    # the scratch held a row per output.
+    assert peak < 4.4 * theta_bytes, peak / theta_bytes

@@ -58,3 +58,17 @@ def test_clone_and_pickle_keep_the_model():
     np.testing.assert_array_equal(restored.partial_fit(X, y).coef_,
                                   model.partial_fit(X, y).coef_)
     assert restored.t_ == model.t_ == 400
+
+
+def test_a_model_pickled_before_predictions_recorded_their_phi_still_predicts():
+    # Models pickled by the previous version have no _fitted_phi/_fitted_Y: they
+    # predicted with phi and Y, which are what they were fitted with.
+    X, y = sparse_target(m=200)
+    labels = np.where(y > 0, "pos", "neg")
+    for model, method in ((GARegressor(phi="tanh", eta=0.05, Y=0.5), "predict"),
+                          (GAClassifier(eta=0.05), "predict_proba")):
+        model.fit(X, labels if method == "predict_proba" else np.tanh(y))
+        expected = getattr(model, method)(X)
+        del model._fitted_phi, model._fitted_Y
+        restored = pickle.loads(pickle.dumps(model))
+        np.testing.assert_array_equal(getattr(restored, method)(X), expected)
