@@ -7,6 +7,7 @@ The regressor and the classifier differ only in how targets are encoded
 import functools
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,8 +39,9 @@ from .theory import input_bound, theorem3_learning_rate, transfer_bound
 def _atomic(method):
     """Restore the estimator's attributes if ``method`` raises.
 
-    Fitted arrays are never modified in place (the kernel works on copies that are
-    assigned on success), so a shallow copy of ``__dict__`` is a complete snapshot.
+    Fitted arrays are not modified in place, except by the trial loop kept between
+    calls, which ``_run`` restores itself (``TrialLoop.save``); so a shallow copy of
+    ``__dict__`` completes the snapshot.
     """
 
     @functools.wraps(method)
@@ -53,6 +55,28 @@ def _atomic(method):
             raise
 
     return wrapper
+
+
+def _no_loop():
+    return None
+
+
+class _KeptLoop(NamedTuple):
+    """The trial loop of the last call, kept for the next ``partial_fit``: the
+    settings it was built with (``key``) and the read-only views of its parameters
+    given out as ``theta_`` and ``intercept_``.
+
+    A cache of compiled state: copies and pickles of the estimator leave it out
+    (it is rebuilt from ``theta_``).
+    """
+
+    key: tuple
+    loop: TrialLoop
+    theta: np.ndarray
+    intercept: np.ndarray
+
+    def __reduce__(self):
+        return _no_loop, ()
 
 
 class BaseGA(BaseEstimator):
@@ -107,8 +131,25 @@ class BaseGA(BaseEstimator):
             )
         return X, Y, sample_weight
 
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # (object's is __dict__ itself)
+        kept = state.pop("_kept_loop", None)
+        if (kept is not None and kept.theta is self.theta_
+                and kept.intercept is self.intercept_):
+            # The loop's terms, so that a copy continues exactly as the model would.
+            state["_kept_terms"] = (kept.key, kept.loop.terms())
+        return state
+
     def __setstate__(self, state):
+        kept_terms = state.pop("_kept_terms", None)
         super().__setstate__(state)
+        if kept_terms is not None:
+            key, terms = kept_terms
+            eta = key[2]
+            if key == self._loop_key(eta):
+                theta, intercept = np.array(self.theta_), np.array(self.intercept_)
+                self._keep(self._trial_loop(theta, intercept, eta, terms=terms),
+                           theta, intercept, eta)
         if "theta_" in state and "_fitted_phi" not in state:
             # Pickled before predictions recorded the phi and Y they were fitted
             # with: those were phi and Y.
@@ -173,19 +214,62 @@ class BaseGA(BaseEstimator):
         ``epochs=True`` runs ``fit``'s epochs (shuffling, stopping on ``tol``);
         otherwise one in-order pass, the on-line algorithm of the papers.
         """
+        eta = self._learning_rate(X, first_call)
+        loop, theta, intercept, kept = self._loop_to_continue(eta, Y.shape[1],
+                                                              X.shape[1], first_call)
+        t, cumulative_loss = (0, 0.0) if first_call else (self.t_,
+                                                          self.cumulative_loss_)
+        if kept:
+            # The kept loop writes theta_ in place: a failed call puts it back.
+            loop.save(X.indices[:X.indptr[-1]] if sp.issparse(X) else None)
+        try:
+            n_iter, t, cumulative_loss = self._epochs(
+                loop, trial_runner(X, Y, sample_weight, type(self).__name__), eta,
+                X.shape[0], t, cumulative_loss, epochs)
+            weights = loop.weights(renew=True)
+        except BaseException:
+            if kept:
+                loop.restore()
+            raise
+        self._set_state(theta, intercept, weights, eta=eta, U=self.U, n_iter=n_iter,
+                        t=t, cumulative_loss=cumulative_loss)
+        # The next partial_fit continues this loop: building one costs O(n)
+        # exponentials.
+        self._keep(loop, theta, intercept, eta)
+        return self
+
+    def _loop_key(self, eta):
+        """What a trial loop is built from, besides the parameters."""
+        return (self.psi, self.phi, eta, self.U, self.p, self.fit_intercept,
+                self.update, self.loss, self.Y)
+
+    def _loop_to_continue(self, eta, k, n, first_call):
+        """``(loop, theta, intercept, kept)``: the loop of the last call if it was
+        built for these settings and the model's parameters are still its own, else
+        a new one on fresh parameters (a copy of the fitted ones)."""
+        if not first_call:
+            kept = getattr(self, "_kept_loop", None)
+            if (kept is not None and kept.theta is self.theta_
+                    and kept.intercept is self.intercept_
+                    and kept.key == self._loop_key(eta)):
+                return kept.loop, kept.theta.base, kept.intercept.base, True
+            theta, intercept = self.theta_.copy(), self.intercept_.copy()
+        else:
+            theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
+        return self._trial_loop(theta, intercept, eta), theta, intercept, False
+
+    def _keep(self, loop, theta, intercept, eta):
+        """Keep ``loop`` for the next call, its parameters given out as read-only
+        ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
+        theta, intercept = theta.view(), intercept.view()
+        theta.flags.writeable = intercept.flags.writeable = False
+        self.theta_, self.intercept_ = theta, intercept
+        self._kept_loop = _KeptLoop(self._loop_key(eta), loop, theta, intercept)
+
+    def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs):
+        """Run the passes of one call; ``(n_iter, t, cumulative_loss)``."""
         n_epochs = self.max_iter if epochs else 1
         stop_on_tol = epochs and self.tol is not None
-        k, n = Y.shape[1], X.shape[1]
-        if first_call:
-            theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
-            t, cumulative_loss = 0, 0.0
-        else:
-            theta, intercept = self.theta_.copy(), self.intercept_.copy()
-            t, cumulative_loss = self.t_, self.cumulative_loss_
-        eta = self._learning_rate(X, first_call)
-        loop = self._trial_loop(theta, intercept, eta, self.U)
-        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
-        m = X.shape[0]
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state)
@@ -221,7 +305,7 @@ class BaseGA(BaseEstimator):
                     f"Maximum number of iterations ({n_epochs}) reached before the "
                     "on-line loss stopped improving; consider increasing max_iter.",
                     ConvergenceWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
         # Finite weights can still be diverging (each step overshooting, e.g.
         # eta ||x||^2 > 2 for GD): a later epoch that does worse than the first,
@@ -234,22 +318,21 @@ class BaseGA(BaseEstimator):
                 "diverging); use a smaller eta, or scale the inputs (e.g. with "
                 "StandardScaler).",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return self._set_state(theta, intercept, loop.weights(renew=True), eta=eta,
-                               U=self.U, n_iter=epoch, t=t,
-                               cumulative_loss=cumulative_loss)
+        return epoch, t, cumulative_loss
 
     def _initial_parameters(self, shape):
         """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
         return np.full(shape, PSI[self.psi].start)
 
-    def _trial_loop(self, theta, intercept, eta, U):
+    def _trial_loop(self, theta, intercept, eta, U=None, terms=None):
         """The compiled loop over parameters (theta, intercept), updated in place."""
         update, loss, clip_low, clip_high = self._options()
         return TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(U), float(self.p), bool(self.fit_intercept),
-                         update, loss, clip_low, clip_high)
+                         eta, float(self.U if U is None else U), float(self.p),
+                         bool(self.fit_intercept), update, loss, clip_low, clip_high,
+                         terms)
 
     def _options(self):
         """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.

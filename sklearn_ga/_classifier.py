@@ -120,14 +120,16 @@ class GAClassifier(ClassifierMixin, BaseGA):
         The weights ``psi(theta_)``; k = 1 for binary problems except with
         ``phi="softmax"`` (k = 2), else k = n_classes.
     intercept_ : ndarray of shape (k,)
-        The intercepts.
+        The intercepts (read-only, like ``theta_``).
     eta_ : float
         The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
     theta_ : ndarray of shape (k, n_features)
-        The parameters Theta. For ``psi="sphere"`` and ``"simplex"`` only
-        their direction counts (the weights are ``U theta / ||theta||`` and
-        ``theta**2 / ||theta||**2``): a row is rescaled by a power of 2 when its
-        largest ``|theta|`` leaves ``[2**-200, 2**200]``.
+        The parameters Theta: a read-only view of the arrays of the compiled loop, which
+        later ``partial_fit`` calls update in place (assign a new array to start from
+        other parameters). For ``psi="sphere"`` and ``"simplex"`` only their direction
+        counts (the weights are ``U theta / ||theta||`` and ``theta**2 /
+        ||theta||**2``): a row is rescaled by a power of 2 when its largest ``|theta|``
+        leaves ``[2**-200, 2**200]``.
     n_iter_ : int
         Number of epochs run by the last call (1 for :meth:`partial_fit`).
     t_ : int

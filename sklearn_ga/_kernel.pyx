@@ -58,6 +58,7 @@ Design
 """
 
 from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy
 
 cdef extern from *:
     """
@@ -725,6 +726,27 @@ cdef struct State:
     double* rest_shift  # k   the shift of its units
     double lse          #     log-normalizer of softmax in the implicit equation
     double* row_x       # nnz per-coordinate inputs of a simplex step (scratch)
+    # TrialLoop.save of a CSR batch journals only the coordinates it touches; an
+    # O(n) write (_guard_rows) first copies every row to ``backup``, once.
+    double* backup      #     NULL: no journal
+    bint backed_up      #     whether backup holds the rows
+
+
+cdef void _guard_rows(State* s) noexcept nogil:
+    """Before a write to coordinates a CSR batch may not touch: copy theta, num and
+    den to the backup of TrialLoop.save, the first time in the batch."""
+    cdef Py_ssize_t size = s.k * s.n
+    cdef double* out = s.backup
+    if out == NULL or s.backed_up:
+        return
+    memcpy(out, s.theta, size * sizeof(double))
+    if s.num != s.theta:
+        out += size
+        memcpy(out, s.num, size * sizeof(double))
+    if s.den != s.num:
+        out += size
+        memcpy(out, s.den, size * sizeof(double))
+    s.backed_up = True
 
 
 cdef inline bint _normalized(int psi) noexcept nogil:
@@ -800,6 +822,7 @@ cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
     """Bring row j's theta (EG+-: and den) up to date with its terms after a lazy
     CSR run, O(n)."""
     cdef Py_ssize_t i, base = j * s.n
+    _guard_rows(s)
     if _geodesic(s.psi):
         for i in range(base, base + s.n):
             s.theta[i] = s.num[i] * s.shift[j]
@@ -843,6 +866,7 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
     cdef Py_ssize_t i, base = j * s.n, other
     cdef double shift = 0.0, factor
+    _guard_rows(s)
     if s.lazy:
         _sync_theta_row(s, j)
     if _normalized(s.psi):
@@ -1726,6 +1750,7 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     elif s.psi == PSI_EG_PM:
         along = step * s.wx[j] / s.U
     if along != 0.0:
+        _guard_rows(s)
         # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
         for i in range(base, base + s.n):
             s.theta[i] += along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
@@ -1793,6 +1818,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
             _recompute_row(s, j)
         return
     # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
+    _guard_rows(s)
     if s.lazy:
         _sync_theta_row(s, j)
     for q in range(nnz):
@@ -1932,15 +1958,26 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     return True
 
 
-cdef bint _state_finite(State* s) noexcept nogil:
-    cdef Py_ssize_t q, size = s.k * s.n
-    if not (ga_sum(s.theta, 0.0, size) == 0.0 and ga_sum(s.num, 0.0, size) == 0.0
-            and ga_sum(s.den, 0.0, size) == 0.0):  # 0, or NaN if any is not finite
-        return False
+cdef bint _state_finite(State* s, const index_t* columns,
+                        Py_ssize_t nnz) noexcept nogil:
+    """Whether the parameters, terms and scales are all finite. ``columns``, if not
+    NULL, are all the coordinates a journaled CSR batch touched (TrialLoop.save):
+    unless a row was written in O(n) (_guard_rows), the others are as they were."""
+    cdef Py_ssize_t q, j, c, size = s.k * s.n
     for q in range(s.k):
         if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
             return False
-    return True
+    if columns != NULL and s.backup != NULL and not s.backed_up:
+        for q in range(nnz):
+            for j in range(s.k):
+                c = j * s.n + columns[q]
+                if not (isfinite(s.theta[c]) and isfinite(s.num[c])
+                        and isfinite(s.den[c])):
+                    return False
+        return True
+    # The sums are 0, or NaN if any term is not finite.
+    return (ga_sum(s.theta, 0.0, size) == 0.0 and ga_sum(s.num, 0.0, size) == 0.0
+            and ga_sum(s.den, 0.0, size) == 0.0)
 
 
 HUGE_PAGE = 2 ** 21
@@ -2026,6 +2063,10 @@ cdef class TrialLoop:
         Codes from :class:`UpdateCode` and :class:`LossCode`.
     clip_low, clip_high : float, optional
         Activations are clipped to this interval (GA^Y; infinite: no clipping).
+    state : tuple, optional
+        The :meth:`terms` of a loop on the same parameters: taken as they are, so
+        that this loop continues exactly as that one would (by default the terms
+        are computed from theta).
     """
     cdef State s
     cdef double[:, ::1] theta
@@ -2036,11 +2077,15 @@ cdef class TrialLoop:
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
     cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each)
     cdef double[::1] option_row  # row_x (longest row)
+    cdef object saved          # save(): theta, num, den (if stored), intercept, buffers
+    cdef object journal        # save(columns): the columns and their stored values
+    cdef State saved_state
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
                  double eta, double U, double p, bint fit_intercept,
                  int update=UPDATE_EXPLICIT, int loss=LOSS_MATCHING,
-                 double clip_low=float("-inf"), double clip_high=float("inf")):
+                 double clip_low=float("-inf"), double clip_high=float("inf"),
+                 state=None):
         import numpy as np
 
         k, n = theta.shape[0], theta.shape[1]
@@ -2080,8 +2125,27 @@ cdef class TrialLoop:
         self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
                           or clip_low > float("-inf") or clip_high < float("inf")
                           or psi == PSI_SPHERE or psi == PSI_SIMPLEX)
-        with nogil:
-            _recompute_all(&self.s)
+        if state is None:
+            with nogil:
+                _recompute_all(&self.s)
+            return
+        num, den, buffers, self.s.touched = state
+        if num is not None:
+            np.asarray(self.num)[...] = num
+        if den is not None:
+            np.asarray(self.den)[...] = den
+        np.asarray(self.buffers)[...] = buffers
+
+    def terms(self):
+        """What the loop holds besides theta and b: ``(num, den, buffers, touched)``
+        (copies; None for an array psi does not store), to build the same loop
+        again with ``TrialLoop(..., state=...)`` instead of computing the terms."""
+        import numpy as np
+
+        stored = self.s.num != self.s.theta
+        return (np.array(self.num) if stored else None,
+                np.array(self.den) if stored and self.s.den != self.s.num else None,
+                np.array(self.buffers), self.s.touched)
 
     def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
                       const double[:, ::1] Y, const double[::1] sample_weight,
@@ -2136,7 +2200,7 @@ cdef class TrialLoop:
                     break
                 total += weight * loss
                 t += 1
-            ok = ok and _state_finite(&self.s)
+            ok = ok and _state_finite(&self.s, no_index, 0)
         return (OK if ok else DIVERGED), t, total
 
     def run_csr(self, const double[::1] data, const index_t[::1] indices,
@@ -2189,7 +2253,7 @@ cdef class TrialLoop:
             if self.s.lazy:
                 _sync_theta(&self.s, columns, &indptr[0], &order[0],
                             min(t + 1, n_trials), seen)
-            ok = ok and _state_finite(&self.s)
+            ok = ok and _state_finite(&self.s, columns, indptr[indptr.shape[0] - 1])
         return (OK if ok else DIVERGED), t, total
 
     def _row_scratch(self, Py_ssize_t longest):
@@ -2211,6 +2275,78 @@ cdef class TrialLoop:
         self.s.row_den = (self.s.row_num if self.s.den == self.s.num
                           else &self.row_buffers[2 * longest])
         self.s.row_held = &self.row_buffers[3 * longest] if held else NULL
+
+    def save(self, columns=None):
+        """Copy the state (parameters, terms, normalizers), for :meth:`restore`.
+
+        A run writes the parameters in place; an estimator that keeps its loop
+        between ``partial_fit`` calls saves it before each call, so that a call
+        that fails leaves the model exactly as it was. ``columns``, the column
+        indices of a CSR batch, limits the copy to the coordinates the batch
+        touches (O(k nnz)); the rest is copied only if the run writes it (a row
+        recomputed: _guard_rows). No exp either way.
+        """
+        import numpy as np
+
+        cdef Py_ssize_t size = self.s.k * self.s.n, k = self.s.k, count = 0
+        stored = [np.asarray(self.theta)]
+        if self.s.num != self.s.theta:
+            stored.append(np.asarray(self.num))
+        if self.s.den != self.s.num:
+            stored.append(np.asarray(self.den))
+        if self.saved is None:
+            self.saved = np.empty(len(stored) * size + 14 * k)
+        cdef double[::1] saved = self.saved
+        cdef double* out = &saved[0]
+        self.journal = None
+        if columns is not None and 4 * len(columns) < self.s.n:
+            self.journal = (columns, [array[:, columns] for array in stored])
+        else:
+            for array in stored:
+                self.saved[count * size:(count + 1) * size] = array.reshape(-1)
+                count += 1
+        out += len(stored) * size
+        with nogil:
+            memcpy(out, self.s.intercept, k * sizeof(double))
+            memcpy(out + k, &self.buffers[0], 9 * k * sizeof(double))
+            memcpy(out + 10 * k, &self.option_buffers[0], 4 * k * sizeof(double))
+        self.s.backup = &saved[0] if self.journal is not None else NULL
+        self.s.backed_up = False
+        self.saved_state = self.s
+
+    def restore(self):
+        """Put back the state of the last :meth:`save`."""
+        import numpy as np
+
+        cdef Py_ssize_t size = self.s.k * self.s.n, k = self.s.k, count = 0
+        cdef State current = self.s
+        cdef double[::1] saved = self.saved
+        cdef const double* out
+        stored = [np.asarray(self.theta)]
+        if self.s.num != self.s.theta:
+            stored.append(np.asarray(self.num))
+        if self.s.den != self.s.num:
+            stored.append(np.asarray(self.den))
+        if self.journal is None or current.backed_up:
+            for array in stored:
+                array.reshape(-1)[:] = self.saved[count * size:(count + 1) * size]
+                count += 1
+        if self.journal is not None:
+            columns, values = self.journal
+            for array, column_values in zip(stored, values):
+                array[:, columns] = column_values
+        out = &saved[len(stored) * size]
+        with nogil:
+            memcpy(self.s.intercept, out, k * sizeof(double))
+            memcpy(&self.buffers[0], out + k, 9 * k * sizeof(double))
+            memcpy(&self.option_buffers[0], out + 10 * k, 4 * k * sizeof(double))
+        # The run may have grown the row scratch since: keep its buffers.
+        self.s = self.saved_state
+        self.s.row_theta, self.s.row_num = current.row_theta, current.row_num
+        self.s.row_den, self.s.row_held = current.row_den, current.row_held
+        self.s.row_size, self.s.row_x = current.row_size, current.row_x
+        self.s.backup = NULL
+        self.journal = None
 
     def weights(self, bint renew=False):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array.

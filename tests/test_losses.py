@@ -466,7 +466,7 @@ def test_regression_scorer_is_exact_where_predictions_saturate():
     X = np.full((4, 1), 50.0)
     y = np.full(4, 0.9)
     model = GARegressor(phi="logistic", eta=1e-9, fit_intercept=False).fit(X, y)
-    model.theta_[:] = 1.0
+    model.theta_ = np.ones_like(model.theta_)
     model.coef_ = model.theta_[0].copy()
     assert np.all(model.predict(X) == 1.0)
     expected = -np.mean(matching_loss(y, activation=np.full(4, 50.0), phi="logistic"))

@@ -1,0 +1,151 @@
+"""partial_fit continues the compiled loop of the last call (its terms and normalizers
+kept, not recomputed): what a failed call, a copy, a pickle or a change of theta_ or
+of the parameters must do to it."""
+
+import copy
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_ga import GAClassifier, GARegressor
+
+RNG = np.random.default_rng(3)
+X = RNG.uniform(-1, 1, size=(120, 30)) * (RNG.random((120, 30)) < 0.2)
+Y = X[:, :3] @ np.array([1.0, -1.0, 0.5])
+PSIS = ["identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"]
+
+
+def model_for(psi, **params):
+    return GARegressor(psi=psi, eta=0.05, U=2.0, **params)
+
+
+def with_nan_in_last_row(X_batch):
+    X_batch = X_batch.copy()
+    X_batch[-1, 0] = np.nan
+    return X_batch
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("psi", PSIS)
+def test_a_failed_call_changes_nothing_the_next_call_learns(psi, sparse):
+    # The failing batch runs 19 trials on the kept loop before its NaN: the loop
+    # must be put back exactly, terms and normalizers included, so that the model
+    # then learns as a twin that never saw that batch.
+    form = sp.csr_matrix if sparse else np.asarray
+    model = model_for(psi).partial_fit(form(X[:40]), Y[:40])
+    twin = model_for(psi).partial_fit(form(X[:40]), Y[:40])
+    theta, coef = model.theta_.copy(), model.coef_.copy()
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(form(with_nan_in_last_row(X[40:60])), Y[40:60])
+    np.testing.assert_array_equal(model.theta_, theta)
+    np.testing.assert_array_equal(model.coef_, coef)
+    for start in (60, 90):
+        model.partial_fit(form(X[start:start + 30]), Y[start:start + 30])
+        twin.partial_fit(form(X[start:start + 30]), Y[start:start + 30])
+    np.testing.assert_array_equal(model.theta_, twin.theta_)
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
+    assert model.cumulative_loss_ == twin.cumulative_loss_
+
+
+def test_a_failure_after_the_pass_puts_the_loop_back():
+    # A ConvergenceWarning turned into an error is raised after warm-started epochs
+    # have run on the kept loop.
+    model = model_for("eg_pm", warm_start=True, max_iter=2, tol=None)
+    model.partial_fit(X[:40], Y[:40])
+    twin = copy.deepcopy(model)
+    theta = model.theta_.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model.set_params(tol=-1e9, n_iter_no_change=5)
+        with pytest.raises(ConvergenceWarning):
+            model.fit(X[40:80], Y[40:80])
+    np.testing.assert_array_equal(model.theta_, theta)
+    model.set_params(tol=None, n_iter_no_change=5)
+    model.partial_fit(X[80:], Y[80:])
+    twin.partial_fit(X[80:], Y[80:])
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
+
+
+@pytest.mark.parametrize("duplicate", [copy.deepcopy,
+                                       lambda m: pickle.loads(pickle.dumps(m))])
+def test_copies_continue_exactly_and_apart(duplicate):
+    model = model_for("eg_pm").partial_fit(X[:60], Y[:60])
+    other = duplicate(model)
+    assert other.theta_ is not model.theta_
+    other.partial_fit(X[60:], Y[60:])
+    assert not np.array_equal(other.theta_, model.theta_)  # the original is untouched
+    model.partial_fit(X[60:], Y[60:])
+    np.testing.assert_array_equal(other.coef_, model.coef_)
+
+
+def test_fitted_parameters_are_read_only_and_can_be_replaced():
+    model = GARegressor(eta=0.1).partial_fit(X[:60], Y[:60])
+    with pytest.raises(ValueError, match="read-only"):
+        model.theta_[0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        model.intercept_[0] = 1.0
+    # Parameters assigned by hand are learned from (a loop is built on them).
+    model.theta_ = np.zeros_like(model.theta_)
+    model.intercept_ = np.zeros_like(model.intercept_)
+    fresh = GARegressor(eta=0.1).partial_fit(X[:1], Y[:1])
+    fresh.theta_ = np.zeros_like(fresh.theta_)
+    fresh.intercept_ = np.zeros_like(fresh.intercept_)
+    model.partial_fit(X[60:], Y[60:])
+    fresh.partial_fit(X[60:], Y[60:])
+    np.testing.assert_array_equal(model.coef_, fresh.coef_)
+
+
+def test_changed_parameters_take_effect_at_the_next_call():
+    # psi = identity: one trial is theta - eta (y_hat - y) x, checkable by hand.
+    model = GARegressor(eta=0.1, fit_intercept=False).partial_fit(X[:60], Y[:60])
+    theta = model.theta_.copy()
+    model.set_params(eta=0.5)
+    model.partial_fit(X[60:61], Y[60:61])
+    step = 0.5 * (X[60] @ theta[0] - Y[60])
+    np.testing.assert_allclose(model.theta_[0], theta[0] - step * X[60], rtol=1e-14)
+
+
+def test_the_classifier_keeps_its_loop_across_calls():
+    labels = np.where(Y > 0, "pos", "neg")
+    model = GAClassifier(psi="eg_pm", eta=0.1).partial_fit(X[:60], labels[:60],
+                                                          classes=["neg", "pos"])
+    loop = model._kept_loop.loop
+    model.partial_fit(X[60:], labels[60:])
+    assert model._kept_loop.loop is loop
+    rebuilt = copy.deepcopy(GAClassifier(psi="eg_pm", eta=0.1).partial_fit(
+        X[:60], labels[:60], classes=["neg", "pos"]))
+    rebuilt.partial_fit(X[60:], labels[60:])
+    np.testing.assert_array_equal(model.predict_proba(X), rebuilt.predict_proba(X))
+
+
+WIDE = sp.random(200, 2000, density=0.003, format="csr", random_state=4)
+WIDE.data = RNG.uniform(-3, 3, size=WIDE.nnz)
+Y_WIDE = np.asarray(WIDE[:, :5] @ np.array([1.0, -1.0, 0.5, 2.0, 1.0])).ravel()
+
+
+@pytest.mark.parametrize(("psi", "params"), [
+    ("softmax", {}), ("eg_pm", {}), ("exp", {"eta": 0.05}), ("pnorm", {}),
+    ("sphere", {}), ("simplex", {}), ("softmax", {"update": "natural"}),
+    ("eg_pm", {"update": "implicit"}), ("eg_pm", {"Y": 3.0}),
+])
+@pytest.mark.parametrize("eta", [2.0, 6.0])
+def test_a_failed_sparse_call_puts_back_rows_it_recomputed(psi, params, eta):
+    # A CSR batch touching few columns is saved column by column; with long steps
+    # the shifts move, so rows are recomputed (O(n) writes) in the failing batch
+    # too, and those rows must come back from the full copy made first.
+    params = {"eta": eta, "U": 5.0, **params}
+    model = GARegressor(psi=psi, **params).partial_fit(WIDE[:100], Y_WIDE[:100])
+    twin = copy.deepcopy(model)
+    failing = WIDE[100:140].toarray()
+    failing[-1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(sp.csr_matrix(failing), Y_WIDE[100:140])
+    for start in (140, 170):
+        model.partial_fit(WIDE[start:start + 30], Y_WIDE[start:start + 30])
+        twin.partial_fit(WIDE[start:start + 30], Y_WIDE[start:start + 30])
+    np.testing.assert_array_equal(model.theta_, twin.theta_)
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
