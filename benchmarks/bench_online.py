@@ -3,7 +3,9 @@
 5. One-row partial_fit on a fitted model (n = 100): the time of a call is almost all
    per-call overhead (validation, set-up), compared with SGDRegressor.partial_fit's;
    the same for GAClassifier (binary labels) against SGDClassifier. Information
-   rows: the same on CSR rows of 10^6 features, where coef_'s O(n) shows.
+   rows: the same on CSR rows of 10^6 features, where anything a call does in O(n)
+   would show (GA keeps its compiled loop between calls and builds coef_ only when
+   it is read).
 6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
    River's LinearRegression.learn_one on the same rows (as dicts, River's format,
    made before timing) taking the same steps: throughput ratio. River's squared loss
@@ -80,8 +82,7 @@ def cases():
     report("5. one-row partial_fit call, classifier, n=100", ga / calls, sgd / calls,
            "SGDClassifier", 0.3)
 
-    # Information (no goal): a one-row call costs O(n) for coef_ on top of its row;
-    # with 10^6 features that is what shows, for SGD too.
+    # Information (no goal): with 10^6 features any O(n) work per call shows.
     X, y = wide_data(calls=100)
     for psi in ("identity", "eg_pm"):
         ga, sgd = best_times(

@@ -7,7 +7,6 @@ The regressor and the classifier differ only in how targets are encoded
 import functools
 import warnings
 from numbers import Integral, Real
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,19 +60,27 @@ def _no_loop():
     return None
 
 
-class _KeptLoop(NamedTuple):
+class _KeptLoop:
     """The trial loop of the last call, kept for the next ``partial_fit``: the
-    settings it was built with (``key``) and the read-only views of its parameters
-    given out as ``theta_`` and ``intercept_``.
+    settings it was built with (``key``), the read-only views of its parameters
+    given out as ``theta_`` and ``intercept_``, and the weights ``coef_`` once read.
 
-    A cache of compiled state: copies and pickles of the estimator leave it out
-    (it is rebuilt from ``theta_``).
+    Compiled state: the estimator's ``__getstate__`` saves its terms instead.
     """
 
-    key: tuple
-    loop: TrialLoop
-    theta: np.ndarray
-    intercept: np.ndarray
+    __slots__ = ("key", "loop", "theta", "intercept", "weights")
+
+    def __init__(self, key, loop, theta, intercept):
+        self.key, self.loop, self.theta, self.intercept = key, loop, theta, intercept
+        self.weights = None
+
+    def coef(self, shape_coef):
+        """``coef_``: psi(theta_) from the loop's terms, O(kn), computed once."""
+        if self.weights is None:
+            weights = shape_coef(self.loop.weights())
+            weights.flags.writeable = False
+            self.weights = weights
+        return self.weights
 
     def __reduce__(self):
         return _no_loop, ()
@@ -226,15 +233,15 @@ class BaseGA(BaseEstimator):
             n_iter, t, cumulative_loss = self._epochs(
                 loop, trial_runner(X, Y, sample_weight, type(self).__name__), eta,
                 X.shape[0], t, cumulative_loss, epochs)
-            weights = loop.weights(renew=True)
         except BaseException:
             if kept:
                 loop.restore()
+                self._kept_loop.weights = None  # (read by another thread meanwhile?)
             raise
-        self._set_state(theta, intercept, weights, eta=eta, U=self.U, n_iter=n_iter,
+        self._set_state(theta, intercept, None, eta=eta, U=self.U, n_iter=n_iter,
                         t=t, cumulative_loss=cumulative_loss)
-        # The next partial_fit continues this loop: building one costs O(n)
-        # exponentials.
+        # The next partial_fit continues this loop (building one costs O(n)
+        # exponentials), and coef_ is computed from it when it is read.
         self._keep(loop, theta, intercept, eta)
         return self
 
@@ -265,6 +272,16 @@ class BaseGA(BaseEstimator):
         theta.flags.writeable = intercept.flags.writeable = False
         self.theta_, self.intercept_ = theta, intercept
         self._kept_loop = _KeptLoop(self._loop_key(eta), loop, theta, intercept)
+        self.__dict__.pop("coef_", None)  # (one set by hand, or by a CV estimator)
+
+    def __getattr__(self, name):
+        # Only for attributes not found otherwise: coef_, when it comes from the
+        # kept loop, is built when first read rather than at every partial_fit.
+        kept = self.__dict__.get("_kept_loop")
+        if name == "coef_" and kept is not None:
+            return kept.coef(self._shape_coef)
+        # The lookup's own error (e.g. available_if's, with its cause).
+        return object.__getattribute__(self, name)
 
     def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss)``."""
@@ -390,14 +407,16 @@ class BaseGA(BaseEstimator):
     def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
                    cumulative_loss):
         """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
-        computes it faster than the registry's NumPy functions)."""
+        computes it faster than the registry's NumPy functions), or None for
+        ``coef_`` from the kept loop (``_keep``)."""
         self.eta_ = eta
         # The model predicts as it was fitted: set_params takes effect at the next
         # fit (a binary phi='logistic' row read as softmax would be one class).
         self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
         self.theta_ = theta
         self.intercept_ = intercept
-        self.coef_ = self._shape_coef(weights)
+        if weights is not None:
+            self.coef_ = self._shape_coef(weights)
         self.n_iter_ = n_iter
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)

@@ -118,7 +118,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Class labels.
     coef_ : ndarray of shape (k, n_features)
         The weights ``psi(theta_)``; k = 1 for binary problems except with
-        ``phi="softmax"`` (k = 2), else k = n_classes.
+        ``phi="softmax"`` (k = 2), else k = n_classes. Read-only, computed when
+        first read after a call.
     intercept_ : ndarray of shape (k,)
         The intercepts (read-only, like ``theta_``).
     eta_ : float

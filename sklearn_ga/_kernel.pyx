@@ -898,17 +898,22 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     _sum_normalizer(s, j)
 
 
-cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
+cdef double _normalizer_sum(State* s, Py_ssize_t j) noexcept nogil:
     """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
     cdef Py_ssize_t base = j * s.n
+    cdef double total
     if _geodesic(s.psi):
-        s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
+        return ga_dot(s.num + base, s.num + base, s.n)
     elif s.psi == PSI_PNORM:
-        s.norm[j] = ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
-    else:
-        s.norm[j] = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
+        return ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
+    total = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
     if s.psi == PSI_EG_PM:
-        s.norm[j] += ga_sum(s.num + base, 1.0, s.n)
+        total += ga_sum(s.num + base, 1.0, s.n)
+    return total
+
+
+cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
+    s.norm[j] = _normalizer_sum(s, j)
     s.mass[j] = 0.0
     _set_scale(s, j)
 
@@ -2300,6 +2305,7 @@ cdef class TrialLoop:
         cdef double* out = &saved[0]
         self.journal = None
         if columns is not None and 4 * len(columns) < self.s.n:
+            columns = np.array(columns)  # (not a view of the caller's X, kept after)
             self.journal = (columns, [array[:, columns] for array in stored])
         else:
             for array in stored:
@@ -2348,25 +2354,26 @@ cdef class TrialLoop:
         self.s.backup = NULL
         self.journal = None
 
-    def weights(self, bint renew=False):
+    def weights(self):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array.
 
-        ``renew`` sums the normalizers afresh from the terms first, removing the
-        rounding of their incremental updates (the terms themselves follow theta to
-        within a few ulps: they are recomputed from it every RENEW_DENSE dense
-        updates, and hold theta in lazy CSR runs); otherwise the running normalizers
-        are used as they are.
+        The normalizers are summed afresh from the terms, without the rounding of
+        their incremental updates (the terms themselves follow theta to within a
+        few ulps: they are recomputed from it every RENEW_DENSE dense updates, and
+        hold theta in lazy CSR runs). The loop's state is left as it is, so reading
+        the weights does not change what the loop learns next.
         """
         import numpy as np
 
         cdef Py_ssize_t j, i, k = self.s.k, n = self.s.n
+        cdef double scale
         out = np.empty((k, n))
         cdef double[:, ::1] omega = out
         with nogil:
             for j in range(k):
-                if renew:
-                    _sum_normalizer(&self.s, j)
+                scale = _scale_value(&self.s, _normalizer_sum(&self.s, j),
+                                     self.s.shift[j])
                 for i in range(j * n, (j + 1) * n):
-                    omega[j, i - j * n] = self.s.scale[j] * _unscaled_weight(
+                    omega[j, i - j * n] = scale * _unscaled_weight(
                         &self.s, self.s.num[i], self.s.den[i])
         return out

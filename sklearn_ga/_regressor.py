@@ -102,7 +102,8 @@ class GARegressor(RegressorMixin, BaseGA):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,) or (n_outputs, n_features)
-        The weights ``psi(theta_)``.
+        The weights ``psi(theta_)``, read-only, computed when first read after a
+        call.
     intercept_ : ndarray of shape (n_outputs,)
         The intercepts b (read-only, like ``theta_``).
     eta_ : float

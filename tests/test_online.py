@@ -3,8 +3,10 @@ kept, not recomputed): what a failed call, a copy, a pickle or a change of theta
 of the parameters must do to it."""
 
 import copy
+import gc
 import pickle
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -149,3 +151,41 @@ def test_a_failed_sparse_call_puts_back_rows_it_recomputed(psi, params, eta):
         twin.partial_fit(WIDE[start:start + 30], Y_WIDE[start:start + 30])
     np.testing.assert_array_equal(model.theta_, twin.theta_)
     np.testing.assert_array_equal(model.coef_, twin.coef_)
+
+
+@pytest.mark.parametrize("psi", PSIS)
+def test_reading_coef_changes_nothing_learned(psi):
+    # coef_ is built from the kept loop when read, with normalizers summed afresh
+    # into a local sum: reading it between calls must not change the loop.
+    model, twin = model_for(psi), model_for(psi)
+    for start in range(0, 120, 30):
+        model.partial_fit(X[start:start + 30], Y[start:start + 30])
+        twin.partial_fit(X[start:start + 30], Y[start:start + 30])
+        model.coef_, model.predict(X[:5])  # noqa: B018 (read on purpose)
+    np.testing.assert_array_equal(model.theta_, twin.theta_)
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
+
+
+def test_coef_is_read_only_and_follows_the_last_call():
+    model = GARegressor(psi="eg_pm", eta=0.1, U=2.0).partial_fit(X[:60], Y[:60])
+    with pytest.raises(ValueError, match="read-only"):
+        model.coef_[0] = 1.0
+    # Weights set by hand predict until the next call, which learns from theta_.
+    model.coef_ = np.zeros(X.shape[1])
+    np.testing.assert_array_equal(model.predict(X[:3]), model.intercept_[0])
+    model.partial_fit(X[60:], Y[60:])
+    assert np.any(model.coef_ != 0.0)
+    np.testing.assert_allclose(model.coef_, 2.0 * np.sinh(model.theta_[0])
+                               / np.cosh(model.theta_[0]).sum(), rtol=1e-12)
+
+
+def test_a_call_keeps_no_reference_to_the_callers_data():
+    model = GARegressor(psi="eg_pm", eta=0.1).partial_fit(WIDE[:10], Y_WIDE[:10])
+    indices = WIDE[10:20].indices.copy()  # few columns of 2000: a journaled batch
+    batch = sp.csr_matrix((WIDE[10:20].data, indices, WIDE[10:20].indptr),
+                          shape=(10, WIDE.shape[1]))
+    alive = weakref.ref(indices)
+    model.partial_fit(batch, Y_WIDE[10:20])
+    del batch, indices
+    gc.collect()
+    assert alive() is None
