@@ -238,11 +238,15 @@ class BaseGA(BaseEstimator):
                 loop.restore()
                 self._kept_loop.weights = None  # (read by another thread meanwhile?)
             raise
-        self._set_state(theta, intercept, None, eta=eta, U=self.U, n_iter=n_iter,
-                        t=t, cumulative_loss=cumulative_loss)
         # The next partial_fit continues this loop (building one costs O(n)
         # exponentials), and coef_ is computed from it when it is read.
-        self._keep(loop, theta, intercept, eta)
+        if kept:
+            self._kept_loop.weights = None
+        else:
+            self._keep(loop, theta, intercept, eta)
+        self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
+                        eta=eta, U=self.U, n_iter=n_iter, t=t,
+                        cumulative_loss=cumulative_loss)
         return self
 
     def _loop_key(self, eta):
@@ -272,16 +276,17 @@ class BaseGA(BaseEstimator):
         theta.flags.writeable = intercept.flags.writeable = False
         self.theta_, self.intercept_ = theta, intercept
         self._kept_loop = _KeptLoop(self._loop_key(eta), loop, theta, intercept)
-        self.__dict__.pop("coef_", None)  # (one set by hand, or by a CV estimator)
 
     def __getattr__(self, name):
         # Only for attributes not found otherwise: coef_, when it comes from the
         # kept loop, is built when first read rather than at every partial_fit.
-        kept = self.__dict__.get("_kept_loop")
-        if name == "coef_" and kept is not None:
-            return kept.coef(self._shape_coef)
-        # The lookup's own error (e.g. available_if's, with its cause).
-        return object.__getattribute__(self, name)
+        if name == "coef_" and self.__dict__.get("_kept_loop") is not None:
+            return self._kept_loop.coef(self._shape_coef)
+        if hasattr(type(self), name):
+            # The lookup's own error (e.g. available_if's, with its cause).
+            return object.__getattribute__(self, name)
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss)``."""
@@ -417,6 +422,8 @@ class BaseGA(BaseEstimator):
         self.intercept_ = intercept
         if weights is not None:
             self.coef_ = self._shape_coef(weights)
+        else:
+            self.__dict__.pop("coef_", None)  # (one set by hand, or by a CV fit)
         self.n_iter_ = n_iter
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)

@@ -732,20 +732,32 @@ cdef struct State:
     bint backed_up      #     whether backup holds the rows
 
 
+cdef Py_ssize_t _copy_rows(State* s, double* copy, bint back) noexcept nogil:
+    """Copy theta, num and den (those stored) to ``copy``, or back from it; returns
+    the number of doubles."""
+    cdef Py_ssize_t size = s.k * s.n, count = 1, q
+    cdef double* arrays[3]
+    arrays[0] = s.theta
+    if s.num != s.theta:
+        arrays[count] = s.num
+        count += 1
+    if s.den != s.num:
+        arrays[count] = s.den
+        count += 1
+    for q in range(count):
+        if back:
+            memcpy(arrays[q], copy + q * size, size * sizeof(double))
+        else:
+            memcpy(copy + q * size, arrays[q], size * sizeof(double))
+    return count * size
+
+
 cdef void _guard_rows(State* s) noexcept nogil:
     """Before a write to coordinates a CSR batch may not touch: copy theta, num and
     den to the backup of TrialLoop.save, the first time in the batch."""
-    cdef Py_ssize_t size = s.k * s.n
-    cdef double* out = s.backup
-    if out == NULL or s.backed_up:
+    if s.backup == NULL or s.backed_up:
         return
-    memcpy(out, s.theta, size * sizeof(double))
-    if s.num != s.theta:
-        out += size
-        memcpy(out, s.num, size * sizeof(double))
-    if s.den != s.num:
-        out += size
-        memcpy(out, s.den, size * sizeof(double))
+    _copy_rows(s, s.backup, False)
     s.backed_up = True
 
 
@@ -2293,25 +2305,19 @@ cdef class TrialLoop:
         """
         import numpy as np
 
-        cdef Py_ssize_t size = self.s.k * self.s.n, k = self.s.k, count = 0
-        stored = [np.asarray(self.theta)]
-        if self.s.num != self.s.theta:
-            stored.append(np.asarray(self.num))
-        if self.s.den != self.s.num:
-            stored.append(np.asarray(self.den))
+        cdef Py_ssize_t k = self.s.k, arrays = (1 + (self.s.num != self.s.theta)
+                                                + (self.s.den != self.s.num))
         if self.saved is None:
-            self.saved = np.empty(len(stored) * size + 14 * k)
+            self.saved = np.empty(arrays * k * self.s.n + 14 * k)
         cdef double[::1] saved = self.saved
-        cdef double* out = &saved[0]
+        cdef double* out = &saved[arrays * k * self.s.n]
         self.journal = None
         if columns is not None and 4 * len(columns) < self.s.n:
             columns = np.array(columns)  # (not a view of the caller's X, kept after)
-            self.journal = (columns, [array[:, columns] for array in stored])
+            self.journal = (columns, [array[:, columns]
+                                      for array in self._stored_arrays()])
         else:
-            for array in stored:
-                self.saved[count * size:(count + 1) * size] = array.reshape(-1)
-                count += 1
-        out += len(stored) * size
+            _copy_rows(&self.s, &saved[0], False)
         with nogil:
             memcpy(out, self.s.intercept, k * sizeof(double))
             memcpy(out + k, &self.buffers[0], 9 * k * sizeof(double))
@@ -2320,28 +2326,29 @@ cdef class TrialLoop:
         self.s.backed_up = False
         self.saved_state = self.s
 
-    def restore(self):
-        """Put back the state of the last :meth:`save`."""
+    def _stored_arrays(self):
         import numpy as np
 
-        cdef Py_ssize_t size = self.s.k * self.s.n, k = self.s.k, count = 0
-        cdef State current = self.s
-        cdef double[::1] saved = self.saved
-        cdef const double* out
         stored = [np.asarray(self.theta)]
         if self.s.num != self.s.theta:
             stored.append(np.asarray(self.num))
         if self.s.den != self.s.num:
             stored.append(np.asarray(self.den))
+        return stored
+
+    def restore(self):
+        """Put back the state of the last :meth:`save`."""
+        cdef Py_ssize_t k = self.s.k, arrays = (1 + (self.s.num != self.s.theta)
+                                                + (self.s.den != self.s.num))
+        cdef State current = self.s
+        cdef double[::1] saved = self.saved
+        cdef const double* out = &saved[arrays * k * self.s.n]
         if self.journal is None or current.backed_up:
-            for array in stored:
-                array.reshape(-1)[:] = self.saved[count * size:(count + 1) * size]
-                count += 1
+            _copy_rows(&self.s, &saved[0], True)
         if self.journal is not None:
             columns, values = self.journal
-            for array, column_values in zip(stored, values):
+            for array, column_values in zip(self._stored_arrays(), values):
                 array[:, columns] = column_values
-        out = &saved[len(stored) * size]
         with nogil:
             memcpy(self.s.intercept, out, k * sizeof(double))
             memcpy(&self.buffers[0], out + k, 9 * k * sizeof(double))
