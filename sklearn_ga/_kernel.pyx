@@ -732,11 +732,10 @@ cdef struct State:
     bint backed_up      #     whether backup holds the rows
 
 
-cdef Py_ssize_t _copy_rows(State* s, double* copy, bint back) noexcept nogil:
-    """Copy theta, num and den (those stored) to ``copy``, or back from it; returns
-    the number of doubles."""
-    cdef Py_ssize_t size = s.k * s.n, count = 1, q
-    cdef double* arrays[3]
+cdef Py_ssize_t _stored(State* s, double** arrays) noexcept nogil:
+    """Put theta, num and den in ``arrays``, those stored (num is theta for the
+    identity, den is num but for EG+-); returns their number."""
+    cdef Py_ssize_t count = 1
     arrays[0] = s.theta
     if s.num != s.theta:
         arrays[count] = s.num
@@ -744,12 +743,18 @@ cdef Py_ssize_t _copy_rows(State* s, double* copy, bint back) noexcept nogil:
     if s.den != s.num:
         arrays[count] = s.den
         count += 1
+    return count
+
+
+cdef void _copy_rows(State* s, double* copy, bint back) noexcept nogil:
+    """Copy theta, num and den (those stored) to ``copy``, or back from it."""
+    cdef double* arrays[3]
+    cdef Py_ssize_t size = s.k * s.n, count = _stored(s, arrays), q
     for q in range(count):
         if back:
             memcpy(arrays[q], copy + q * size, size * sizeof(double))
         else:
             memcpy(copy + q * size, arrays[q], size * sizeof(double))
-    return count * size
 
 
 cdef void _guard_rows(State* s) noexcept nogil:
@@ -2094,7 +2099,7 @@ cdef class TrialLoop:
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
     cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each)
     cdef double[::1] option_row  # row_x (longest row)
-    cdef object saved          # save(): theta, num, den (if stored), intercept, buffers
+    cdef object saved          # save(): intercepts, buffers, then the stored rows
     cdef object journal        # save(columns): the columns and their stored values
     cdef State saved_state
 
@@ -2159,9 +2164,10 @@ cdef class TrialLoop:
         again with ``TrialLoop(..., state=...)`` instead of computing the terms."""
         import numpy as np
 
-        stored = self.s.num != self.s.theta
-        return (np.array(self.num) if stored else None,
-                np.array(self.den) if stored and self.s.den != self.s.num else None,
+        cdef double* arrays[3]
+        cdef Py_ssize_t count = _stored(&self.s, arrays)
+        return (np.array(self.num) if count > 1 else None,
+                np.array(self.den) if count > 2 else None,
                 np.array(self.buffers), self.s.touched)
 
     def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
@@ -2305,54 +2311,36 @@ cdef class TrialLoop:
         """
         import numpy as np
 
-        cdef Py_ssize_t k = self.s.k, arrays = (1 + (self.s.num != self.s.theta)
-                                                + (self.s.den != self.s.num))
+        cdef double* arrays[3]
+        cdef Py_ssize_t rows_at = self._vectors_size()
         if self.saved is None:
-            self.saved = np.empty(arrays * k * self.s.n + 14 * k)
+            self.saved = np.empty(rows_at + _stored(&self.s, arrays) * self.s.k
+                                  * self.s.n)
         cdef double[::1] saved = self.saved
-        cdef double* out = &saved[arrays * k * self.s.n]
+        self._copy_vectors(&saved[0], False)
         self.journal = None
         if columns is not None and 4 * len(columns) < self.s.n:
             columns = np.array(columns)  # (not a view of the caller's X, kept after)
             self.journal = (columns, [array[:, columns]
                                       for array in self._stored_arrays()])
+            self.s.backup = &saved[rows_at]
         else:
-            _copy_rows(&self.s, &saved[0], False)
-        with nogil:
-            memcpy(out, self.s.intercept, k * sizeof(double))
-            memcpy(out + k, &self.buffers[0], 9 * k * sizeof(double))
-            memcpy(out + 10 * k, &self.option_buffers[0], 4 * k * sizeof(double))
-        self.s.backup = &saved[0] if self.journal is not None else NULL
+            _copy_rows(&self.s, &saved[rows_at], False)
+            self.s.backup = NULL
         self.s.backed_up = False
         self.saved_state = self.s
 
-    def _stored_arrays(self):
-        import numpy as np
-
-        stored = [np.asarray(self.theta)]
-        if self.s.num != self.s.theta:
-            stored.append(np.asarray(self.num))
-        if self.s.den != self.s.num:
-            stored.append(np.asarray(self.den))
-        return stored
-
     def restore(self):
         """Put back the state of the last :meth:`save`."""
-        cdef Py_ssize_t k = self.s.k, arrays = (1 + (self.s.num != self.s.theta)
-                                                + (self.s.den != self.s.num))
         cdef State current = self.s
         cdef double[::1] saved = self.saved
-        cdef const double* out = &saved[arrays * k * self.s.n]
         if self.journal is None or current.backed_up:
-            _copy_rows(&self.s, &saved[0], True)
+            _copy_rows(&self.s, &saved[self._vectors_size()], True)
         if self.journal is not None:
             columns, values = self.journal
             for array, column_values in zip(self._stored_arrays(), values):
                 array[:, columns] = column_values
-        with nogil:
-            memcpy(self.s.intercept, out, k * sizeof(double))
-            memcpy(&self.buffers[0], out + k, 9 * k * sizeof(double))
-            memcpy(&self.option_buffers[0], out + 10 * k, 4 * k * sizeof(double))
+        self._copy_vectors(&saved[0], True)
         # The run may have grown the row scratch since: keep its buffers.
         self.s = self.saved_state
         self.s.row_theta, self.s.row_num = current.row_theta, current.row_num
@@ -2360,6 +2348,35 @@ cdef class TrialLoop:
         self.s.row_size, self.s.row_x = current.row_size, current.row_x
         self.s.backup = NULL
         self.journal = None
+
+    cdef Py_ssize_t _vectors_size(self) noexcept:
+        return (self.intercept.shape[0] + self.buffers.shape[0]
+                + self.option_buffers.shape[0])
+
+    cdef void _copy_vectors(self, double* copy, bint back) noexcept:
+        """Copy the intercepts and the per-row buffers to ``copy``
+        (:meth:`_vectors_size` doubles), or back from it."""
+        cdef double* vectors[3]
+        cdef Py_ssize_t sizes[3]
+        cdef Py_ssize_t q, offset = 0
+        vectors[0], sizes[0] = &self.intercept[0], self.intercept.shape[0]
+        vectors[1], sizes[1] = &self.buffers[0], self.buffers.shape[0]
+        vectors[2], sizes[2] = &self.option_buffers[0], self.option_buffers.shape[0]
+        for q in range(3):
+            if back:
+                memcpy(vectors[q], copy + offset, sizes[q] * sizeof(double))
+            else:
+                memcpy(copy + offset, vectors[q], sizes[q] * sizeof(double))
+            offset += sizes[q]
+
+    def _stored_arrays(self):
+        """theta, num and den as NumPy arrays, those stored (see _stored)."""
+        import numpy as np
+
+        cdef double* arrays[3]
+        cdef Py_ssize_t count = _stored(&self.s, arrays)
+        return [np.asarray(self.theta), np.asarray(self.num),
+                np.asarray(self.den)][:count]
 
     def weights(self):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array.
