@@ -100,15 +100,22 @@ class _Weights:
         if "coef_" in fitted:
             return fitted["coef_"]
         if fitted.get("_kept_loop") is None:
-            raise AttributeError(
-                f"{type(model).__name__!r} object has no attribute 'coef_'")
+            raise AttributeError(_missing(model))
         return fitted["_kept_loop"].coef(model._shape_coef)
 
     def __set__(self, model, value):
         model.__dict__["coef_"] = value
 
     def __delete__(self, model):
+        if "coef_" not in model.__dict__:
+            raise AttributeError(
+                "coef_ is computed from theta_ and cannot be deleted"
+                if model.__dict__.get("_kept_loop") is not None else _missing(model))
         del model.__dict__["coef_"]
+
+
+def _missing(model):
+    return f"{type(model).__name__!r} object has no attribute 'coef_'"
 
 
 class BaseGA(BaseEstimator):

@@ -179,6 +179,19 @@ def test_coef_is_read_only_and_follows_the_last_call():
                                / np.cosh(model.theta_[0]).sum(), rtol=1e-12)
 
 
+def test_deleting_coef_removes_only_weights_set_by_hand():
+    model = GARegressor(psi="eg_pm", eta=0.1, U=2.0).partial_fit(X[:60], Y[:60])
+    learned = model.coef_.copy()
+    model.coef_ = np.zeros(X.shape[1])
+    del model.coef_
+    np.testing.assert_array_equal(model.coef_, learned)
+    with pytest.raises(AttributeError, match="computed from theta_"):
+        del model.coef_
+    np.testing.assert_array_equal(model.coef_, learned)
+    with pytest.raises(AttributeError, match="has no attribute 'coef_'"):
+        del GARegressor().coef_
+
+
 def test_a_call_keeps_no_reference_to_the_callers_data():
     model = GARegressor(psi="eg_pm", eta=0.1).partial_fit(WIDE[:10], Y_WIDE[:10])
     indices = WIDE[10:20].indices.copy()  # few columns of 2000: a journaled batch
