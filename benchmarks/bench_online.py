@@ -5,7 +5,8 @@
    the same for GAClassifier (binary labels) against SGDClassifier. Information
    rows: the same on CSR rows of 10^6 features, where anything a call does in O(n)
    would show (GA keeps its compiled loop between calls and builds coef_ only when
-   it is read).
+   it is read); and a one-row predict before each call, the test-then-train loop
+   of an evaluation on a stream.
 6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
    River's LinearRegression.learn_one on the same rows (as dicts, River's format,
    made before timing) taking the same steps: throughput ratio. River's squared loss
@@ -36,13 +37,16 @@ def wide_data(calls, n=10**6, nnz=50, seed=0):
     return X, np.random.default_rng(seed).standard_normal(calls + 1)
 
 
-def one_row_calls(X, y, estimator, calls=1000, **first_call):
-    """A function making ``calls`` one-row partial_fit calls on a fitted model."""
+def one_row_calls(X, y, estimator, calls=1000, predict=False, **first_call):
+    """A function making ``calls`` one-row partial_fit calls on a fitted model,
+    each after a predict of its row if ``predict``."""
     estimator.partial_fit(X[:1], y[:1], **first_call)
     batches = [(X[i:i + 1], y[i:i + 1]) for i in range(calls)]
 
     def run():
         for X_row, y_row in batches:
+            if predict:
+                estimator.predict(X_row)
             estimator.partial_fit(X_row, y_row)
 
     return run
@@ -81,6 +85,15 @@ def cases():
     )
     report("5. one-row partial_fit call, classifier, n=100", ga / calls, sgd / calls,
            "SGDClassifier", 0.3)
+
+    # Information (no goal): test-then-train, a predict before each call.
+    ga, sgd = best_times(
+        one_row_calls(X, y, GARegressor(eta=ETA), calls, predict=True),
+        one_row_calls(X, y, SGDRegressor(
+            penalty=None, learning_rate="constant", eta0=ETA), calls, predict=True),
+    )
+    report("one-row predict + partial_fit, n=100", ga / calls, sgd / calls,
+           "SGDRegressor", None)
 
     # Information (no goal): with 10^6 features any O(n) work per call shows.
     X, y = wide_data(calls=100)

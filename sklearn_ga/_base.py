@@ -231,23 +231,33 @@ class BaseGA(BaseEstimator):
             self._validate_params()
             self._validated_params = params
 
-    def _light_validation(self, X, y):
-        """``validate_data``'s checks of a batch for a fitted model, done cheaply.
+    def _light_inputs(self, X):
+        """X as ``validate_data(self, X, reset=False, dtype=np.float64)`` returns
+        it, for the common on-line call: a float ndarray to a model fitted without
+        feature names. Anything else returns None and goes through
+        ``validate_data``, with its errors and warnings. The caller checks the width
+        (``_check_n_features``) and, if it needs to, finiteness.
+        """
+        if (type(X) is not np.ndarray or X.ndim != 2 or X.size == 0
+                or X.dtype not in (np.float64, np.float32)
+                or hasattr(self, "feature_names_in_")):
+            return None
+        return X.astype(np.float64, copy=False)
 
-        Only the common on-line call (float ndarray X, numeric ndarray y, no feature
-        names) is handled; anything else returns None and goes through
-        ``validate_data``, which raises the usual errors and warnings.
+    def _light_validation(self, X, y):
+        """``validate_data``'s checks of a batch for a fitted model, done cheaply
+        for a float ndarray X (:meth:`_light_inputs`) and a numeric ndarray y, else
+        None. X's finiteness is checked by the trial loop (see trial_runner).
         """
         multi_output = self._target_validation.get("multi_output", False)
-        if (type(X) is not np.ndarray or type(y) is not np.ndarray or X.ndim != 2
-                or X.dtype not in (np.float64, np.float32) or y.dtype.kind not in "biuf"
+        X = self._light_inputs(X)
+        if (X is None or type(y) is not np.ndarray or y.dtype.kind not in "biuf"
                 or not (y.ndim == 1 or (multi_output and y.ndim == 2))
-                or X.shape[0] != y.shape[0] or X.size == 0
-                or hasattr(self, "feature_names_in_")
+                or X.shape[0] != y.shape[0]
                 or (y.dtype.kind == "f" and not np.isfinite(y).all())):
             return None
         _check_n_features(self, X, reset=False)
-        return np.ascontiguousarray(X, dtype=np.float64), y
+        return np.ascontiguousarray(X), y
 
     def _run(self, X, Y, sample_weight, *, first_call, epochs):
         """Run the trial loop and set the fitted attributes.
@@ -502,8 +512,14 @@ class BaseGA(BaseEstimator):
     def _activations(self, X):
         """Linear activations A = X psi(Theta)^T + b, shape (m, k)."""
         check_is_fitted(self, "theta_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr",
-                          dtype=np.float64)
+        light = self._light_inputs(X)
+        # (A sum is finite if every value is; validate_data tells which is not.)
+        if light is not None and np.isfinite(light.sum()):
+            _check_n_features(self, light, reset=False)
+            X = light
+        else:
+            X = validate_data(self, X, reset=False, accept_sparse="csr",
+                              dtype=np.float64)
         if sp.issparse(X):
             _checked_structure(X)
         weights = self.coef_.reshape(self.theta_.shape)

@@ -33,6 +33,37 @@ def test_input_forms_give_the_same_model(convert):
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("convert", [
+    lambda X: np.asfortranarray(X), lambda X: X[:, ::-1][:, ::-1],
+    lambda X: X.astype(np.float32), lambda X: np.sign(X).astype(np.int64),
+    lambda X: X.tolist(), sp.csr_matrix, lambda X: pd.DataFrame(X),
+], ids=["fortran", "strided", "float32", "int", "list", "csr", "frame-int"])
+def test_predictions_of_every_input_form_are_those_of_float64_c(convert):
+    model = reference()
+    converted = convert(X)
+    expected = np.asarray(sp.csr_matrix(converted).toarray() if sp.issparse(converted)
+                          else np.asarray(converted, dtype=np.float64))
+    # (CSR products sum in another order: equal to rounding.)
+    np.testing.assert_allclose(model.predict(converted), model.predict(expected),
+                               rtol=1e-14)
+    classifier = GAClassifier(eta=0.1, max_iter=5, tol=None).fit(X, Y > 0)
+    np.testing.assert_allclose(classifier.predict_proba(converted),
+                               classifier.predict_proba(expected), rtol=1e-14)
+
+
+def test_predictions_check_inputs_as_scikit_learn_does():
+    model = reference()
+    for bad, message in [(np.full((2, 4), np.inf), "infinity"),
+                         (np.full((2, 4), np.nan, dtype=np.float32), "NaN"),
+                         (np.empty((0, 4)), "0 sample"), (X[0], "2D array"),
+                         (X[:, :3], "3 features"), (X.astype(complex), "[Cc]omplex")]:
+        with pytest.raises(ValueError, match=message):
+            model.predict(bad)
+    named = GARegressor(eta=0.1).fit(pd.DataFrame(X, columns=list("abcd")), Y)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        named.predict(X)
+
+
 def test_float32_and_integer_inputs_are_learned_in_float64():
     signs = np.sign(X)
     for dtype in (np.float32, np.int64):
