@@ -172,6 +172,12 @@ class BaseGA(BaseEstimator):
             )
         return X, Y, sample_weight
 
+    def __sklearn_is_fitted__(self):
+        # What check_is_fitted finds by listing the attributes that end in "_", which
+        # the scikit-learn wrapper of partial_fit does on every call (7 us): theta_
+        # is set by every fit, and by nothing else.
+        return "theta_" in self.__dict__
+
     def __getstate__(self):
         state = dict(super().__getstate__())  # (object's is __dict__ itself)
         kept = state.pop("_kept_loop", None)

@@ -208,6 +208,25 @@ def test_predict_before_fit_says_not_fitted():
         GARegressor().predict(X)
 
 
+@pytest.mark.parametrize("make_model, y", [
+    (GARegressor, Y_REAL), (GAClassifier, LABELS),
+    (lambda: GARegressorCV(etas=[0.01, 0.1]), Y_REAL),
+    (lambda: GAClassifierCV(etas=[0.01, 0.1]), LABELS),
+], ids=["regressor", "classifier", "regressor-cv", "classifier-cv"])
+def test_fitted_only_after_a_fit_that_succeeds(make_model, y):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    model = make_model()
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    with pytest.raises(ValueError):
+        model.fit(with_value(X, (3, 1), np.nan), y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    check_is_fitted(model.fit(X, y))
+
+
 def test_sign_classifier_has_no_probabilities():
     model = fitted_classifier(phi="sign")
     assert not hasattr(model, "predict_proba")
