@@ -6,7 +6,8 @@
    rows: the same on CSR rows of 10^6 features, where anything a call does in O(n)
    would show (GA keeps its compiled loop between calls and builds coef_ only when
    it is read); and a one-row predict before each call, the test-then-train loop
-   of an evaluation on a stream.
+   of an evaluation on a stream (dense, and CSR at 10^6 features, where that
+   predict builds coef_ in O(n)).
 6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
    River's LinearRegression.learn_one on the same rows (as dicts, River's format,
    made before timing) taking the same steps: throughput ratio. River's squared loss
@@ -105,6 +106,15 @@ def cases():
         )
         report(f"one-row CSR partial_fit call, psi={psi}, n=10^6, 50 nnz/row",
                ga / 100, sgd / 100, "SGDRegressor", None)
+    # Test-then-train there: the first read of coef_ after a call (by predict) is
+    # O(n), as is every SGD call.
+    ga, sgd = best_times(
+        one_row_calls(X, y, GARegressor(psi="eg_pm", eta=ETA), 100, predict=True),
+        one_row_calls(X, y, SGDRegressor(
+            penalty=None, learning_rate="constant", eta0=ETA), 100, predict=True),
+    )
+    report("one-row CSR predict + partial_fit, psi=eg_pm, n=10^6, 50 nnz/row",
+           ga / 100, sgd / 100, "SGDRegressor", None)
 
     X, y = data(rows(20_000))
     dicts = [dict(enumerate(row)) for row in X.tolist()]

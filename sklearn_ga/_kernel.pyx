@@ -2378,26 +2378,31 @@ cdef class TrialLoop:
         return [np.asarray(self.theta), np.asarray(self.num),
                 np.asarray(self.den)][:count]
 
-    def weights(self):
-        """The weight matrix Omega = psi(Theta) as a new (k, n) array.
+    def weights(self, columns=None):
+        """The weight matrix Omega = psi(Theta) as a new (k, n) array, or its
+        ``columns`` (k, len(columns)) in O(k len(columns)).
 
-        The normalizers are summed afresh from the terms, without the rounding of
-        their incremental updates (the terms themselves follow theta to within a
-        few ulps: they are recomputed from it every RENEW_DENSE dense updates, and
-        hold theta in lazy CSR runs). The loop's state is left as it is, so reading
-        the weights does not change what the loop learns next.
+        The rows' scales are those the loop predicts with: their normalizers are
+        updated incrementally and summed afresh whenever that may have cost them
+        precision (MASS_LIMIT bounds their relative rounding by ~1e-13; ~1e-14 in
+        practice). Reading the weights changes nothing in the loop.
         """
         import numpy as np
 
-        cdef Py_ssize_t j, i, k = self.s.k, n = self.s.n
-        cdef double scale
-        out = np.empty((k, n))
+        cdef Py_ssize_t j, q, i, k = self.s.k, n = self.s.n
+        cdef bint every = columns is None
+        picked = np.empty(0, np.intp) if every else np.asarray(columns, np.intp)
+        if picked.size and not (0 <= picked.min() and picked.max() < n):
+            raise ValueError(f"Columns must lie in [0, {n}).")
+        cdef const Py_ssize_t[::1] index = picked
+        out = np.empty((k, n if every else index.shape[0]))
         cdef double[:, ::1] omega = out
         with nogil:
             for j in range(k):
-                scale = _scale_value(&self.s, _normalizer_sum(&self.s, j),
-                                     self.s.shift[j])
-                for i in range(j * n, (j + 1) * n):
-                    omega[j, i - j * n] = scale * _unscaled_weight(
+                for q in range(omega.shape[1]):
+                    # (Whole rows are read in order, not through an index of every
+                    # column: the loop then vectorizes, 10x faster for EG+-.)
+                    i = j * n + (q if every else index[q])
+                    omega[j, q] = self.s.scale[j] * _unscaled_weight(
                         &self.s, self.s.num[i], self.s.den[i])
         return out

@@ -466,9 +466,11 @@ def test_malformed_csr_is_refused_before_the_loop(indices, indptr, canonical):
                   GARegressorCV(etas=[0.1])):
         with pytest.raises(ValueError, match="malformed CSR"):
             model.fit(X, [1.0, 2.0])
-    # Predictions go through scipy's product, which reads it unchecked too.
+    # Predictions go through scipy's product, which reads it unchecked too; later
+    # calls of partial_fit check their input in a lighter way.
     fitted = GAClassifier(eta=0.1).fit(np.eye(3)[:2], [0, 1])
-    for method in (fitted.predict, fitted.decision_function, fitted.predict_proba):
+    for method in (fitted.predict, fitted.decision_function, fitted.predict_proba,
+                   lambda X: fitted.partial_fit(X, [0, 1])):
         with pytest.raises(ValueError, match="malformed CSR"):
             method(X)
 

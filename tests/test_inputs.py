@@ -33,11 +33,34 @@ def test_input_forms_give_the_same_model(convert):
                                rtol=1e-12)
 
 
+LATER_FORMS = {
+    "fortran": np.asfortranarray, "strided": lambda X: X[:, ::-1][:, ::-1],
+    "float32": lambda X: X.astype(np.float32), "list": lambda X: X.tolist(),
+    "csr": sp.csr_matrix, "csr-float32": lambda X: sp.csr_matrix(X, dtype=np.float32),
+    "csr_array": sp.csr_array, "coo": sp.coo_matrix, "frame-int": pd.DataFrame,
+}
+
+
+@pytest.mark.parametrize("form", LATER_FORMS)
+def test_later_calls_in_every_input_form_learn_as_float64_c(form):
+    # After the first call, partial_fit checks a float ndarray or CSR batch without
+    # validate_data: the same learning as the general path.
+    batch = LATER_FORMS[form](X[25:])
+    dense = np.asarray(batch.toarray() if sp.issparse(batch) else batch, dtype=float)
+    expected = reference().partial_fit(dense, Y[25:])
+    model = reference().partial_fit(batch, Y[25:])
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.cumulative_loss_, expected.cumulative_loss_,
+                               rtol=1e-12)
+
+
 @pytest.mark.parametrize("convert", [
     lambda X: np.asfortranarray(X), lambda X: X[:, ::-1][:, ::-1],
     lambda X: X.astype(np.float32), lambda X: np.sign(X).astype(np.int64),
-    lambda X: X.tolist(), sp.csr_matrix, lambda X: pd.DataFrame(X),
-], ids=["fortran", "strided", "float32", "int", "list", "csr", "frame-int"])
+    lambda X: X.tolist(), sp.csr_matrix, lambda X: sp.csr_matrix(X, dtype=np.float32),
+    sp.csr_array, lambda X: pd.DataFrame(X),
+], ids=["fortran", "strided", "float32", "int", "list", "csr", "csr-float32",
+        "csr_array", "frame-int"])
 def test_predictions_of_every_input_form_are_those_of_float64_c(convert):
     model = reference()
     converted = convert(X)
@@ -56,7 +79,10 @@ def test_predictions_check_inputs_as_scikit_learn_does():
     for bad, message in [(np.full((2, 4), np.inf), "infinity"),
                          (np.full((2, 4), np.nan, dtype=np.float32), "NaN"),
                          (np.empty((0, 4)), "0 sample"), (X[0], "2D array"),
-                         (X[:, :3], "3 features"), (X.astype(complex), "[Cc]omplex")]:
+                         (X[:, :3], "3 features"), (X.astype(complex), "[Cc]omplex"),
+                         (sp.csr_matrix(np.full((2, 4), np.nan)), "NaN"),
+                         (sp.csr_matrix(X[:, :3]), "3 features"),
+                         (sp.csr_matrix((0, 4)), "0 sample")]:
         with pytest.raises(ValueError, match=message):
             model.predict(bad)
     named = GARegressor(eta=0.1).fit(pd.DataFrame(X, columns=list("abcd")), Y)

@@ -166,6 +166,29 @@ def test_reading_coef_changes_nothing_learned(psi):
     np.testing.assert_array_equal(model.coef_, twin.coef_)
 
 
+@pytest.mark.parametrize("psi", PSIS)
+def test_csr_predictions_between_calls_are_those_of_coef_(psi):
+    # Predictions of CSR rows (checked without validate_data) build coef_ from the
+    # kept loop: X @ coef_ exactly, before and after, and nothing learned changes.
+    model, twin = model_for(psi), model_for(psi)
+    classifier = GAClassifier(psi=psi, eta=0.05, U=2.0)
+    for start in range(0, 90, 30):
+        batch, y = WIDE[start:start + 30], Y_WIDE[start:start + 30]
+        model.partial_fit(batch, y)
+        twin.partial_fit(batch, y)
+        classifier.partial_fit(batch, y > 0, classes=[False, True])
+        rows = WIDE[start + 30:start + 32]
+        before = model.predict(rows), classifier.predict_proba(rows)
+        expected = rows @ model.coef_ + model.intercept_[0]
+        np.testing.assert_array_equal(before[0], expected)
+        np.testing.assert_array_equal(model.predict(rows), before[0])
+        np.testing.assert_array_equal(
+            before[1][:, 1], 1.0 / (1.0 + np.exp(-(rows @ classifier.coef_[0]
+                                                   + classifier.intercept_[0]))))
+    np.testing.assert_array_equal(model.theta_, twin.theta_)
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
+
+
 def test_coef_is_read_only_and_follows_the_last_call():
     model = GARegressor(psi="eg_pm", eta=0.1, U=2.0).partial_fit(X[:60], Y[:60])
     with pytest.raises(ValueError, match="read-only"):
