@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_ga import GAClassifier, GARegressor
+from sklearn_ga import PSI, GAClassifier, GARegressor
 
 RNG = np.random.default_rng(3)
 X = RNG.uniform(-1, 1, size=(120, 30)) * (RNG.random((120, 30)) < 0.2)
@@ -187,6 +187,18 @@ def test_csr_predictions_between_calls_are_those_of_coef_(psi):
                                                    + classifier.intercept_[0]))))
     np.testing.assert_array_equal(model.theta_, twin.theta_)
     np.testing.assert_array_equal(model.coef_, twin.coef_)
+
+
+@pytest.mark.parametrize("psi", PSIS)
+def test_coef_after_many_calls_is_psi_of_theta(psi):
+    # coef_ uses the normalizers the loop keeps up to date incrementally: after
+    # many calls they still give psi(theta_) to far better than 1e-12.
+    model = model_for(psi, p=2 * np.log(WIDE.shape[1]))
+    for start in range(0, 200, 5):
+        model.partial_fit(WIDE[start:start + 5], Y_WIDE[start:start + 5])
+    expected = PSI[psi].weights(model.theta_, 2.0, model.p)[0]
+    np.testing.assert_allclose(model.coef_, expected, rtol=1e-12,
+                               atol=1e-14 * np.abs(expected).max())
 
 
 def test_coef_is_read_only_and_follows_the_last_call():
