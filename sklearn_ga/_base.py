@@ -195,10 +195,17 @@ class BaseGA(BaseEstimator):
     def __getstate__(self):
         state = dict(super().__getstate__())  # (object's is __dict__ itself)
         kept = state.pop("_kept_loop", None)
-        if (kept is not None and kept.theta is self.theta_
-                and kept.intercept is self.intercept_):
+        if kept is None:
+            return state
+        eta = kept.key[2]
+        if (kept.theta is self.theta_ and kept.intercept is self.intercept_
+                and kept.key == self._loop_key(eta)):
             # The loop's terms, so that a copy continues exactly as the model would.
             state["_kept_terms"] = (kept.key, kept.loop.terms())
+        elif "coef_" not in state:
+            # Parameters or settings changed since the last call: like the model, the
+            # copy builds a loop at its next call, and predicts with these until then.
+            state["coef_"] = kept.coef(self._shape_coef)
         return state
 
     def __setstate__(self, state):
@@ -206,11 +213,9 @@ class BaseGA(BaseEstimator):
         super().__setstate__(state)
         if kept_terms is not None:
             key, terms = kept_terms
-            eta = key[2]
-            if key == self._loop_key(eta):
-                theta, intercept = np.array(self.theta_), np.array(self.intercept_)
-                self._keep(self._trial_loop(theta, intercept, eta, terms=terms),
-                           theta, intercept, eta)
+            theta, intercept = np.array(self.theta_), np.array(self.intercept_)
+            self._keep(self._trial_loop(theta, intercept, key[2], terms=terms),
+                       theta, intercept, key[2])
         if "theta_" in state and "_fitted_phi" not in state:
             # Pickled before predictions recorded the phi and Y they were fitted
             # with: those were phi and Y.
@@ -534,10 +539,7 @@ class BaseGA(BaseEstimator):
         """Linear activations A = X psi(Theta)^T + b, shape (m, k)."""
         check_is_fitted(self, "theta_")
         light = self._light_inputs(X)
-        # A sum is finite if every value is (validate_data tells which is not); a
-        # CSR matrix's values are summed alone, as its structure is not checked yet.
-        if light is not None and np.isfinite(
-                (light.data if sp.issparse(light) else light).sum()):
+        if light is not None and _surely_finite(light):
             _check_n_features(self, light, reset=False)
             X = light
         else:
@@ -616,6 +618,14 @@ def _canonical_csr(X):
         X.has_canonical_format = False  # (a flag set by hand is not trusted)
         X.sum_duplicates()
     return X
+
+
+def _surely_finite(X):
+    """Whether the sum of X's values (ndarray or CSR) is finite, so that they all
+    are. False may also mean finite values whose sum overflows: validate_data then
+    tells. A CSR matrix's values are summed alone (its structure is unchecked)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.isfinite((X.data if sp.issparse(X) else X).sum())
 
 
 def _compact(X):

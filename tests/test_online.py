@@ -201,6 +201,25 @@ def test_coef_after_many_calls_is_psi_of_theta(psi):
                                atol=1e-14 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("change", ["intercept_", "theta_", "set_params"])
+def test_copies_predict_as_the_model_when_they_cannot_continue_its_loop(change):
+    # A copy whose parameters or settings are no longer the loop's builds its own
+    # loop at its next call: until then it predicts with the model's coef_.
+    model = model_for("eg_pm").partial_fit(X[:60], Y[:60])
+    if change == "set_params":
+        model.set_params(U=3.0)
+    else:
+        setattr(model, change, np.array(getattr(model, change)) + 0.5)
+    copies = [copy.deepcopy(model), pickle.loads(pickle.dumps(model))]
+    for other in copies:
+        np.testing.assert_array_equal(other.predict(X), model.predict(X))
+        np.testing.assert_array_equal(other.coef_, model.coef_)
+    model.partial_fit(X[60:], Y[60:])
+    for other in copies:
+        np.testing.assert_array_equal(other.partial_fit(X[60:], Y[60:]).coef_,
+                                      model.coef_)
+
+
 def test_coef_is_read_only_and_follows_the_last_call():
     model = GARegressor(psi="eg_pm", eta=0.1, U=2.0).partial_fit(X[:60], Y[:60])
     with pytest.raises(ValueError, match="read-only"):
