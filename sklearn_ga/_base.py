@@ -197,9 +197,8 @@ class BaseGA(BaseEstimator):
         kept = state.pop("_kept_loop", None)
         if kept is None:
             return state
-        eta = kept.key[2]
         if (kept.theta is self.theta_ and kept.intercept is self.intercept_
-                and kept.key == self._loop_key(eta)):
+                and kept.key == self._loop_key(kept.key[2])):
             # The loop's terms, so that a copy continues exactly as the model would.
             state["_kept_terms"] = (kept.key, kept.loop.terms())
         elif "coef_" not in state:
@@ -272,8 +271,8 @@ class BaseGA(BaseEstimator):
 
     def _light_validation(self, X, y):
         """``validate_data``'s checks of a batch for a fitted model, done cheaply
-        for a float ndarray X (:meth:`_light_inputs`) and a numeric ndarray y, else
-        None. X's finiteness is checked by the trial loop (see trial_runner).
+        for a float ndarray or CSR X (:meth:`_light_inputs`) and a numeric ndarray y,
+        else None. X's finiteness is checked by the trial loop (see trial_runner).
         """
         multi_output = self._target_validation.get("multi_output", False)
         X = self._light_inputs(X)
