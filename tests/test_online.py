@@ -1,6 +1,6 @@
 """partial_fit continues the compiled loop of the last call (its terms and normalizers
 kept, not recomputed): what a failed call, a copy, a pickle or a change of theta_ or
-of the parameters must do to it."""
+of the parameters must do to it, and what coef_ and the predictions read from it."""
 
 import copy
 import gc
