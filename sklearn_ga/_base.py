@@ -275,8 +275,10 @@ class BaseGA(BaseEstimator):
         else None. X's finiteness is checked by the trial loop (see trial_runner).
         """
         multi_output = self._target_validation.get("multi_output", False)
+        # (A classifier's labels may be str; a regressor's targets are numbers.)
+        kinds = "biuf" if self._target_validation.get("y_numeric") else "biufU"
         X = self._light_inputs(X)
-        if (X is None or type(y) is not np.ndarray or y.dtype.kind not in "biuf"
+        if (X is None or type(y) is not np.ndarray or y.dtype.kind not in kinds
                 or not (y.ndim == 1 or (multi_output and y.ndim == 2))
                 or X.shape[0] != y.shape[0]
                 or (y.dtype.kind == "f" and not np.isfinite(y).all())):

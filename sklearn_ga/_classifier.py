@@ -216,16 +216,16 @@ class GAClassifier(ClassifierMixin, BaseGA):
             if labels.shape[0] < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs at least 2 classes; got "
-                    f"{labels.shape[0]} class: {labels!r}. Pass all classes with "
-                    "partial_fit(..., classes=...)."
+                    f"{labels.shape[0]} class: {labels.tolist()!r}. Pass all classes "
+                    "with partial_fit(..., classes=...)."
                 )
         else:
             labels = self.classes_
             if classes is not None and not np.array_equal(classes, labels):
                 raise ValueError(
-                    f"classes={classes!r} differs from the classes of the "
-                    f"first call, {labels!r}; the set of classes is fixed by the first "
-                    "call to partial_fit."
+                    f"classes={classes.tolist()!r} differs from the classes of the "
+                    f"first call, {labels.tolist()!r}; the set of classes is fixed by "
+                    "the first call to partial_fit."
                 )
         # A label is known iff it sits where searchsorted places it (no extra sort).
         try:
@@ -239,9 +239,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
             check_classification_targets(y)
             unseen = np.unique(y[~known])
             raise ValueError(
-                f"y contains labels {unseen!r} that are not among the classes "
-                f"{labels!r}; pass every class in classes= on the first call to "
-                f"partial_fit, or {self._restart_hint()}."
+                f"y contains labels {unseen.tolist()!r} that are not among the "
+                f"classes {labels.tolist()!r}; pass every class in classes= on the "
+                f"first call to partial_fit, or {self._restart_hint()}."
             )
         k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
         low = -1.0 if self.phi in ("tanh", "sign") else 0.0

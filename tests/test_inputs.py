@@ -56,6 +56,22 @@ def test_later_calls_in_every_input_form_learn_as_float64_c(form):
                                rtol=1e-12)
 
 
+def test_later_calls_with_string_labels_learn_as_with_a_list():
+    # A NumPy array of str labels is checked without validate_data; a list goes
+    # through it.
+    labels = np.where(Y > 0, "spam", "ham")
+    models = [GAClassifier(eta=0.1).partial_fit(X[:25], labels[:25],
+                                                classes=["ham", "spam"])
+              for _ in range(2)]
+    models[0].partial_fit(X[25:], labels[25:])
+    models[1].partial_fit(X[25:], list(labels[25:]))
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+    assert models[0].cumulative_loss_ == models[1].cumulative_loss_
+    for y in (np.where(Y > 0, "spam", "eggs"), list(np.where(Y > 0, "spam", "eggs"))):
+        with pytest.raises(ValueError, match=r"labels \['eggs'\] that are not"):
+            models[0].partial_fit(X, y)
+
+
 @pytest.mark.parametrize("convert", [
     lambda X: np.asfortranarray(X), lambda X: X[:, ::-1][:, ::-1],
     lambda X: X.astype(np.float32), lambda X: np.sign(X).astype(np.int64),
