@@ -181,7 +181,8 @@ class BaseGA(BaseEstimator):
             self._check_continuation(Y.shape[1])
         PHI[self.phi].check_targets(Y)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(
+            checked = _light_sample_weight(sample_weight, X.shape[0])
+            sample_weight = checked if checked is not None else _check_sample_weight(
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
             )
         return X, Y, sample_weight
@@ -619,6 +620,18 @@ def _canonical_csr(X):
         X.has_canonical_format = False  # (a flag set by hand is not trusted)
         X.sum_duplicates()
     return X
+
+
+def _light_sample_weight(sample_weight, n):
+    """``_check_sample_weight(..., ensure_non_negative=True)``'s result for an
+    ndarray of n finite non-negative numbers, not all 0, without check_array
+    (0.3 ms); None for anything else, which goes through it (its errors)."""
+    if (type(sample_weight) is not np.ndarray or sample_weight.shape != (n,)
+            or sample_weight.dtype.kind not in "biuf"):
+        return None
+    weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    valid = np.all((weights >= 0.0) & (weights < np.inf)) and np.any(weights > 0.0)
+    return weights if valid else None
 
 
 def _surely_finite(X):

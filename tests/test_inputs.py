@@ -56,6 +56,23 @@ def test_later_calls_in_every_input_form_learn_as_float64_c(form):
                                rtol=1e-12)
 
 
+def test_sample_weights_in_an_array_learn_as_in_a_list():
+    # A float ndarray of weights is checked without check_array; a list goes
+    # through it, with the same errors.
+    weights = RNG.uniform(0, 2, size=Y.shape[0])
+    models = [reference() for _ in range(2)]
+    models[0].partial_fit(X, Y, sample_weight=weights)
+    models[1].partial_fit(X, Y, sample_weight=list(weights))
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+    assert models[0].cumulative_loss_ == models[1].cumulative_loss_
+    for bad, message in [(-weights, "Negative values"), (weights[:-1], "50"),
+                         (np.where(weights > 1, np.nan, weights), "NaN"),
+                         (weights[:, None], "1D"), (0 * weights, "non-zero")]:
+        for form in (np.asarray, lambda w: w.tolist()):
+            with pytest.raises(ValueError, match=message):
+                models[0].partial_fit(X, Y, sample_weight=form(bad))
+
+
 def test_later_calls_with_string_labels_learn_as_with_a_list():
     # A NumPy array of str labels is checked without validate_data; a list goes
     # through it.
