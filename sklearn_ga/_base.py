@@ -198,8 +198,7 @@ class BaseGA(BaseEstimator):
         kept = state.pop("_kept_loop", None)
         if kept is None:
             return state
-        if (kept.theta is self.theta_ and kept.intercept is self.intercept_
-                and kept.key == self._loop_key(kept.key[2])):
+        if self._continuable(kept.key[2]) is not None:
             # The loop's terms, so that a copy continues exactly as the model would.
             state["_kept_terms"] = (kept.key, kept.loop.terms())
         elif "coef_" not in state:
@@ -272,8 +271,9 @@ class BaseGA(BaseEstimator):
 
     def _light_validation(self, X, y):
         """``validate_data``'s checks of a batch for a fitted model, done cheaply
-        for a float ndarray or CSR X (:meth:`_light_inputs`) and a numeric ndarray y,
-        else None. X's finiteness is checked by the trial loop (see trial_runner).
+        for a float ndarray or CSR X (:meth:`_light_inputs`) and an ndarray y of
+        numbers (or of str labels, for a classifier), else None. X's finiteness is
+        checked by the trial loop (see trial_runner).
         """
         multi_output = self._target_validation.get("multi_output", False)
         # (A classifier's labels may be str; a regressor's targets are numbers.)
@@ -331,15 +331,23 @@ class BaseGA(BaseEstimator):
         built for these settings and the model's parameters are still its own, else
         a new one on fresh parameters (a copy of the fitted ones)."""
         if not first_call:
-            kept = getattr(self, "_kept_loop", None)
-            if (kept is not None and kept.theta is self.theta_
-                    and kept.intercept is self.intercept_
-                    and kept.key == self._loop_key(eta)):
+            kept = self._continuable(eta)
+            if kept is not None:
                 return kept.loop, kept.theta.base, kept.intercept.base, True
             theta, intercept = self.theta_.copy(), self.intercept_.copy()
         else:
             theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
         return self._trial_loop(theta, intercept, eta), theta, intercept, False
+
+    def _continuable(self, eta):
+        """The kept loop if a call at rate ``eta`` can continue it (built for these
+        settings, on parameters that are still the model's), else None."""
+        kept = self.__dict__.get("_kept_loop")
+        if (kept is not None and kept.theta is self.theta_
+                and kept.intercept is self.intercept_
+                and kept.key == self._loop_key(eta)):
+            return kept
+        return None
 
     def _keep(self, loop, theta, intercept, eta):
         """Keep ``loop`` for the next call, its parameters given out as read-only

@@ -915,22 +915,17 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     _sum_normalizer(s, j)
 
 
-cdef double _normalizer_sum(State* s, Py_ssize_t j) noexcept nogil:
+cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
     """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
     cdef Py_ssize_t base = j * s.n
-    cdef double total
     if _geodesic(s.psi):
-        return ga_dot(s.num + base, s.num + base, s.n)
+        s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
     elif s.psi == PSI_PNORM:
-        return ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
-    total = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
+        s.norm[j] = ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
+    else:
+        s.norm[j] = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
     if s.psi == PSI_EG_PM:
-        total += ga_sum(s.num + base, 1.0, s.n)
-    return total
-
-
-cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
-    s.norm[j] = _normalizer_sum(s, j)
+        s.norm[j] += ga_sum(s.num + base, 1.0, s.n)
     s.mass[j] = 0.0
     _set_scale(s, j)
 
