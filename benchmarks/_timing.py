@@ -1,9 +1,12 @@
-"""Shared helpers of the benchmarks: best-of-k timing and one table row per ratio."""
+"""Shared helpers of the benchmarks: best-of-k timing, one table row per ratio, CSR
+data, and the one-row partial_fit calls of an on-line stream."""
 
 import os
 import time
 import warnings
 
+import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 # BENCH_SCALE < 1 shrinks the number of samples while iterating (ratios, not times,
@@ -51,3 +54,35 @@ def report(case, ga, reference, reference_name, goal, higher_is_better=False):
 def header():
     print("| case | GA (ms) | reference (ms) | ratio | goal | met |")
     print("|---|---|---|---|---|---|", flush=True)
+
+
+def wide_data(calls, n=10**6, nnz=50, seed=0):
+    X = sp.random(calls + 1, n, density=nnz / n, format="csr", random_state=seed)
+    return X, np.random.default_rng(seed).standard_normal(calls + 1)
+
+
+def one_row_calls(X, y, estimator, calls=1000, predict=False, **first_call):
+    """A function making ``calls`` one-row partial_fit calls on a fitted model,
+    each after a predict of its row if ``predict``."""
+    estimator.partial_fit(X[:1], y[:1], **first_call)
+    batches = [(X[i:i + 1], y[i:i + 1]) for i in range(calls)]
+
+    def run():
+        for X_row, y_row in batches:
+            if predict:
+                estimator.predict(X_row)
+            estimator.partial_fit(X_row, y_row)
+
+    return run
+
+
+def sparse_data(m, n, nnz, seed=0):
+    rng = np.random.default_rng(seed)
+    columns = np.sort(rng.choice(n, size=(m, nnz)), axis=1)
+    X = sp.csr_matrix(
+        (rng.standard_normal(m * nnz), columns.ravel(), np.arange(0, m * nnz + 1, nnz)),
+        shape=(m, n),
+    )
+    X.sum_duplicates()
+    y = np.asarray(X[:, :1000].sum(axis=1)).ravel() + 0.1 * rng.standard_normal(m)
+    return X, y

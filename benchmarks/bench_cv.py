@@ -4,12 +4,25 @@ A 20-value eta grid through GARegressorCV (one pass over the data for the whole 
 against one ``GARegressor.fit`` with a single eta (epochs until the on-line loss
 stops improving, the defaults) and against ``GridSearchCV`` over the same grid with
 ``cv=5`` (one pass per fold and configuration), on the same dense data.
+
+Information rows, EG± with 6 configurations (3 etas x 2 Us) against one GARegressor:
+a CSR pass (n = 2^18, 50 nonzeros per row), where 6 is the ratio without overhead;
+and one-row CSR partial_fit calls at 2^16 features, where any O(n) work per call
+would show (the grid keeps every configuration's compiled loop).
 """
 
 import warnings
 
 import numpy as np
-from _timing import best_times, header, report, rows
+from _timing import (
+    best_times,
+    header,
+    one_row_calls,
+    report,
+    rows,
+    sparse_data,
+    wide_data,
+)
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
 
@@ -41,6 +54,24 @@ def cases():
     (grid,) = best_times(grid_search, repeat=1)
     report(f"5.2 CV, 20 etas, {m}x{n}", search, grid, "GridSearchCV cv=5", 10,
            higher_is_better=True)
+
+    grid = {"psi": "eg_pm", "etas": [1e-3, 1e-2, 1e-1], "Us": [1.0, 10.0]}
+    X, y = sparse_data(rows(100_000), 2**18, 50)
+    search, single = best_times(
+        lambda: GARegressorCV(**grid).fit(X, y),
+        lambda: GARegressor(psi="eg_pm", eta=1e-2).partial_fit(X, y),
+        repeat=3,
+    )
+    report(f"CSR pass, psi=eg_pm, 6 configurations, {X.shape[0]}x2^18", search,
+           single, "GARegressor", None)
+
+    X, y = wide_data(calls=200, n=2**16)
+    grid, single = best_times(
+        one_row_calls(X, y, GARegressorCV(**grid), 200),
+        one_row_calls(X, y, GARegressor(psi="eg_pm", eta=1e-2), 200),
+    )
+    report("one-row CSR partial_fit call, psi=eg_pm, 6 configurations, n=2^16",
+           grid / 200, single / 200, "GARegressor", None)
 
 
 if __name__ == "__main__":

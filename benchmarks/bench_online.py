@@ -16,8 +16,7 @@
 """
 
 import numpy as np
-import scipy.sparse as sp
-from _timing import best_times, header, report, rows
+from _timing import best_times, header, one_row_calls, report, rows, wide_data
 from river.linear_model import LinearRegression
 from river.optim import SGD as RiverSGD
 from sklearn.linear_model import SGDClassifier, SGDRegressor
@@ -31,26 +30,6 @@ def data(m, n=100, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, n))
     return X, X[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(m)
-
-
-def wide_data(calls, n=10**6, nnz=50, seed=0):
-    X = sp.random(calls + 1, n, density=nnz / n, format="csr", random_state=seed)
-    return X, np.random.default_rng(seed).standard_normal(calls + 1)
-
-
-def one_row_calls(X, y, estimator, calls=1000, predict=False, **first_call):
-    """A function making ``calls`` one-row partial_fit calls on a fitted model,
-    each after a predict of its row if ``predict``."""
-    estimator.partial_fit(X[:1], y[:1], **first_call)
-    batches = [(X[i:i + 1], y[i:i + 1]) for i in range(calls)]
-
-    def run():
-        for X_row, y_row in batches:
-            if predict:
-                estimator.predict(X_row)
-            estimator.partial_fit(X_row, y_row)
-
-    return run
 
 
 def stream_ga(X, y, batch=1000):

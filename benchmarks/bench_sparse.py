@@ -6,25 +6,12 @@ near 1 show that every psi updates in O(nnz) per trial.
 """
 
 import numpy as np
-import scipy.sparse as sp
-from _timing import best_times, header, report, rows
+from _timing import best_times, header, report, rows, sparse_data
 from sklearn.linear_model import SGDRegressor
 
 from sklearn_ga import PSI, GARegressor
 
 ONE_PASS = {"max_iter": 1, "tol": None, "shuffle": False}
-
-
-def sparse_data(m, n, nnz, seed=0):
-    rng = np.random.default_rng(seed)
-    columns = np.sort(rng.choice(n, size=(m, nnz)), axis=1)
-    X = sp.csr_matrix(
-        (rng.standard_normal(m * nnz), columns.ravel(), np.arange(0, m * nnz + 1, nnz)),
-        shape=(m, n),
-    )
-    X.sum_duplicates()
-    y = np.asarray(X[:, :1000].sum(axis=1)).ravel() + 0.1 * rng.standard_normal(m)
-    return X, y
 
 
 def cases():

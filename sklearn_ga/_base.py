@@ -198,9 +198,9 @@ class BaseGA(BaseEstimator):
         kept = state.pop("_kept_loop", None)
         if kept is None:
             return state
-        if self._continuable(kept.key[2]) is not None:
-            # The loop's terms, so that a copy continues exactly as the model would.
-            state["_kept_terms"] = (kept.key, kept.loop.terms())
+        continuation = self._continuation(kept)
+        if continuation is not None:
+            state["_kept_terms"] = continuation
         elif "coef_" not in state:
             # Parameters or settings changed since the last call: like the model, the
             # copy builds a loop at its next call, and predicts with these until then.
@@ -208,17 +208,28 @@ class BaseGA(BaseEstimator):
         return state
 
     def __setstate__(self, state):
-        kept_terms = state.pop("_kept_terms", None)
+        continuation = state.pop("_kept_terms", None)
         super().__setstate__(state)
-        if kept_terms is not None:
-            key, terms = kept_terms
-            theta, intercept = np.array(self.theta_), np.array(self.intercept_)
-            self._keep(self._trial_loop(theta, intercept, key[2], terms=terms),
-                       theta, intercept, key[2])
+        if continuation is not None:
+            self._continue_from(continuation)
         if "theta_" in state and "_fitted_phi" not in state:
             # Pickled before predictions recorded the phi and Y they were fitted
             # with: those were phi and Y.
             self._fitted_phi, self._fitted_Y = self.phi, self.Y
+
+    def _continuation(self, kept):
+        """What a copy needs to continue the kept loop exactly as the model would:
+        its key and terms; None if the next call builds a new loop anyway."""
+        if self._continuable(kept.key[2]) is None:
+            return None
+        return kept.key, kept.loop.terms()
+
+    def _continue_from(self, continuation):
+        """Build the loop of ``_continuation`` again, on copies of the parameters."""
+        key, terms = continuation
+        theta, intercept = np.array(self.theta_), np.array(self.intercept_)
+        self._keep(self._trial_loop(theta, intercept, key[2], terms=terms), theta,
+                   intercept, key[2])
 
     def _restart_hint(self):
         """How to start over: fit, with warm_start=False where there is one."""
@@ -352,9 +363,7 @@ class BaseGA(BaseEstimator):
     def _keep(self, loop, theta, intercept, eta):
         """Keep ``loop`` for the next call, its parameters given out as read-only
         ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
-        theta, intercept = theta.view(), intercept.view()
-        theta.flags.writeable = intercept.flags.writeable = False
-        self.theta_, self.intercept_ = theta, intercept
+        self.theta_, self.intercept_ = theta, intercept = read_only(theta, intercept)
         self._kept_loop = _KeptLoop(self._loop_key(eta), loop, theta, intercept)
 
     def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs):
@@ -600,6 +609,14 @@ class BaseGA(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def read_only(*arrays):
+    """Read-only views of ``arrays``: given out while a kept loop writes them."""
+    views = [array.view() for array in arrays]
+    for view in views:
+        view.flags.writeable = False
+    return views
 
 
 def _checked_structure(X):

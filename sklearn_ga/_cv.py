@@ -1,11 +1,11 @@
 """GARegressorCV and GAClassifierCV: a grid of (eta, U) learned in one pass.
 
-Every configuration of the grid keeps its own parameters; the data are cut into
-chunks small enough to stay in cache, and each chunk runs through the compiled loop of
-every configuration before the next chunk is read. Selection is by progressive
-validation (HKW §V tunes the same way): the cumulative on-line matching loss, each
-prediction made before its example is learned, is an honest estimate of the loss on
-unseen data of the same stream.
+Every configuration of the grid keeps its own parameters and compiled loop; dense
+data are cut into chunks small enough to stay in cache, and each chunk runs through
+the loop of every configuration before the next chunk is read. Selection is by
+progressive validation (HKW §V tunes the same way): the cumulative on-line matching
+loss, each prediction made before its example is learned, is an honest estimate of
+the loss on unseen data of the same stream.
 """
 
 from numbers import Integral, Real
@@ -17,16 +17,35 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from ._base import fit_context, trial_runner
+from ._base import _KeptLoop, _no_loop, fit_context, read_only, trial_runner
 from ._classifier import GAClassifier
 from ._kernel import Status
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._regressor import GARegressor
 
-# Rows per chunk: about this many bytes of X, so a chunk stays in cache while every
-# configuration learns it.
+# Dense rows per chunk: about this many bytes of X, so a chunk stays in cache while
+# every configuration learns it.
 CHUNK_BYTES = 1 << 19
+
+
+class _KeptGrid:
+    """The trial loops of the configurations still learning (configuration index ->
+    loop), kept for the next ``partial_fit``, with the settings they were built for
+    (``key``) and the read-only views of their parameters given out as ``thetas_``
+    and ``intercepts_``.
+
+    Compiled state: a copy gets their terms instead (``_continuation``).
+    """
+
+    __slots__ = ("key", "loops", "thetas", "intercepts")
+
+    def __init__(self, key, loops, thetas, intercepts):
+        self.key, self.loops = key, loops
+        self.thetas, self.intercepts = thetas, intercepts
+
+    def __reduce__(self):
+        return _no_loop, ()
 
 
 class _GridMixin:
@@ -56,18 +75,29 @@ class _GridMixin:
                                  f"{values!r}.")
         return [(float(eta), float(U)) for U in Us for eta in etas]
 
-    def _lockstep(self, X, Y, sample_weight, rows, thetas, intercepts, losses):
-        """One on-line pass over ``rows`` for every configuration still alive.
+    def _grid_key(self):
+        """What the grid's loops are built from, besides the parameters."""
+        return (self.psi, self.phi, self.p, self.fit_intercept, tuple(self._configs))
 
-        Updates ``thetas``/``intercepts`` in place and adds to ``losses``; a
-        configuration that diverges gets an infinite loss and learns no more.
+    def _grid_loops(self, thetas, intercepts, losses):
+        """A loop on ``thetas[g]``, ``intercepts[g]`` (updated in place) for every
+        configuration g still learning (finite loss)."""
+        return {g: self._trial_loop(thetas[g], intercepts[g], *self._configs[g])
+                for g in np.flatnonzero(np.isfinite(losses))}
+
+    def _lockstep(self, X, Y, sample_weight, rows, loops, losses):
+        """One on-line pass over ``rows`` for every configuration in ``loops``.
+
+        Adds to ``losses``; a configuration that diverges gets an infinite loss and
+        leaves ``loops``.
         """
         run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
-        alive = np.flatnonzero(np.isfinite(losses))
-        loops = {g: self._trial_loop(thetas[g], intercepts[g], *self._configs[g])
-                 for g in alive}
-        row_values = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
-        chunk = max(16, int(CHUNK_BYTES // (8 * max(1.0, row_values))))
+        # Dense rows in chunks that stay in cache while every configuration learns
+        # them. CSR rows whole: a CSR run of an exponential psi ends by writing theta
+        # back from its terms, a log per coordinate touched, which chunks of fewer
+        # than n nonzeros would pay for every nonzero (6x slower at n = 2^18).
+        chunk = (max(1, rows.shape[0]) if sp.issparse(X)
+                 else max(16, CHUNK_BYTES // (8 * X.shape[1])))
         for start in range(0, rows.shape[0], chunk):
             order = rows[start:start + chunk]
             for g in list(loops):
@@ -78,7 +108,48 @@ class _GridMixin:
                 else:
                     losses[g] += loss
 
+    def _continuable_grid(self):
+        """The kept loops if the next call can continue them (built for these
+        settings, on parameters that are still the model's), else None."""
+        grid = self.__dict__.get("_kept_grid")
+        if (grid is not None and grid.thetas is self.thetas_
+                and grid.intercepts is self.intercepts_
+                and grid.key == self._grid_key()):
+            return grid
+        return None
+
+    def _keep_grid(self, loops, thetas, intercepts):
+        """Keep ``loops`` for the next call (building one costs O(n) exponentials),
+        their parameters given out as read-only ``thetas_`` and ``intercepts_``;
+        ``coef_`` is computed from the selected configuration's loop when read."""
+        self.thetas_, self.intercepts_ = thetas, intercepts = read_only(thetas,
+                                                                        intercepts)
+        self._kept_grid = _KeptGrid(self._grid_key(), loops, thetas, intercepts)
+        best = self.best_index_
+        self.theta_, self.intercept_ = thetas[best], intercepts[best]
+        self._kept_loop = _KeptLoop(self._grid_key(), loops[best], thetas[best],
+                                    intercepts[best])
+
+    def __getstate__(self):
+        state = super().__getstate__()  # (with the loops' terms: _continuation)
+        state.pop("_kept_grid", None)  # (skops, unlike pickle, ignores __reduce__)
+        return state
+
+    def _continuation(self, kept):
+        # The selected configuration's loop continues with the grid's, never alone.
+        grid = self._continuable_grid()
+        if grid is None:
+            return None
+        return {g: loop.terms() for g, loop in grid.loops.items()}
+
+    def _continue_from(self, continuation):
+        thetas, intercepts = np.array(self.thetas_), np.array(self.intercepts_)
+        self._keep_grid({g: self._trial_loop(thetas[g], intercepts[g],
+                                             *self._configs[g], terms=terms)
+                         for g, terms in continuation.items()}, thetas, intercepts)
+
     def _search(self, X, Y, sample_weight, *, first_call, y=None, groups=None):
+        grid = None
         if first_call:
             self._configs = self._grid()
             G, k, n = len(self._configs), Y.shape[1], X.shape[1]
@@ -91,28 +162,43 @@ class _GridMixin:
                     "first call to partial_fit; it is fixed for a stream. Call fit to "
                     "restart with the new grid."
                 )
-            thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
             losses, t = self.progressive_loss_.copy(), self.t_
-        m = X.shape[0]
-        self._lockstep(X, Y, sample_weight, np.arange(m, dtype=np.intp), thetas,
-                       intercepts, losses)
-        t += m
-        if first_call and self.cv is not None:
-            # The model returned is the pass over all the data: one that diverged
-            # there is out, whatever its folds (which may not see those rows) said.
-            held_out = self._kfold_losses(X, y, Y, sample_weight, groups)
-            scores = np.where(np.isfinite(losses), held_out, np.inf)
+            grid = self._continuable_grid()
+        if grid is not None:
+            loops, thetas, intercepts = (dict(grid.loops), grid.thetas.base,
+                                         grid.intercepts.base)
+            # The kept loops write thetas_ in place: a failed call puts them back.
+            saved = list(loops.values())
+            for loop in saved:
+                loop.save(X.indices[:X.indptr[-1]] if sp.issparse(X) else None)
         else:
-            scores = losses
-        if not np.any(np.isfinite(scores)):
-            raise ValueError(
-                f"{type(self).__name__}: every configuration diverged (etas from "
-                f"{min(e for e, _ in self._configs):.3g}). Use smaller etas, or scale "
-                "the inputs (e.g. with StandardScaler)."
-            )
+            if not first_call:
+                thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
+            loops, saved = self._grid_loops(thetas, intercepts, losses), []
+        m = X.shape[0]
+        try:
+            self._lockstep(X, Y, sample_weight, np.arange(m, dtype=np.intp), loops,
+                           losses)
+            if first_call and self.cv is not None:
+                # The model returned is the pass over all the data: one that
+                # diverged there is out, whatever its folds (which may not see those
+                # rows) said.
+                held_out = self._kfold_losses(X, y, Y, sample_weight, groups)
+                scores = np.where(np.isfinite(losses), held_out, np.inf)
+            else:
+                scores = losses
+            if not np.any(np.isfinite(scores)):
+                raise ValueError(
+                    f"{type(self).__name__}: every configuration diverged (etas "
+                    f"from {min(e for e, _ in self._configs):.3g}). Use smaller "
+                    "etas, or scale the inputs (e.g. with StandardScaler)."
+                )
+        except BaseException:
+            for loop in saved:
+                loop.restore()
+            raise
         best = int(np.argmin(scores))
         eta, U = self._configs[best]
-        self.thetas_, self.intercepts_ = thetas, intercepts
         self.progressive_loss_ = losses
         self.cv_results_ = {
             "params": [{"eta": e, "U": u} for e, u in self._configs],
@@ -123,9 +209,9 @@ class _GridMixin:
             "rank_test_loss": np.argsort(np.argsort(scores, kind="stable")) + 1,
         }
         self.best_index_, self.U_ = best, U
-        return self._set_state(thetas[best].copy(), intercepts[best].copy(),
-                               PSI[self.psi].weights(thetas[best], U, self.p), eta=eta,
-                               U=U, n_iter=1, t=t, cumulative_loss=losses[best])
+        self._keep_grid(loops, thetas, intercepts)
+        return self._set_state(self.theta_, self.intercept_, None, eta=eta, U=U,
+                               n_iter=1, t=t + m, cumulative_loss=losses[best])
 
     def _kfold_losses(self, X, y, Y, sample_weight, groups):
         """Mean held-out matching loss per configuration over the folds of ``cv``.
@@ -144,8 +230,8 @@ class _GridMixin:
             folds += 1
             thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
             diverged = np.zeros(G)
-            self._lockstep(X, Y, sample_weight, train.astype(np.intp), thetas,
-                           intercepts, diverged)
+            self._lockstep(X, Y, sample_weight, train.astype(np.intp),
+                           self._grid_loops(thetas, intercepts, diverged), diverged)
             for g, (_, U) in enumerate(self._configs):
                 coef = PSI[self.psi].weights(thetas[g], U, self.p)
                 A = np.asarray(X[test] @ coef.T) + intercepts[g]
@@ -239,6 +325,9 @@ class GARegressorCV(_GridMixin, GARegressor):
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray
         The state of every configuration, kept for :meth:`partial_fit`.
+        ``thetas_`` and ``intercepts_`` (of which ``theta_`` and ``intercept_``
+        are rows) are read-only and updated in place by later calls; assign new
+        arrays to start from other parameters.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -362,6 +451,9 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray
         The state of every configuration, kept for :meth:`partial_fit`.
+        ``thetas_`` and ``intercepts_`` (of which ``theta_`` and ``intercept_``
+        are rows) are read-only and updated in place by later calls; assign new
+        arrays to start from other parameters.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

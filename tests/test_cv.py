@@ -1,5 +1,8 @@
 """GARegressorCV / GAClassifierCV: one lock-step pass equals separate on-line runs."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -213,3 +216,101 @@ def test_kfold_needs_held_out_weight():
     with pytest.raises(ValueError, match="zero total sample weight"):
         search.fit(X, y, sample_weight=weights)
     assert not hasattr(search, "coef_")
+
+
+def stream_batches(m, parts=5):
+    return np.array_split(np.arange(m), parts)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", ["softmax", "eg_pm", "pnorm"])
+def test_partial_fit_continues_every_configuration_as_its_own_model(psi, sparse):
+    # Each configuration keeps its compiled loop between calls, terms and
+    # normalizers included, as GARegressor does: bit for bit the same stream.
+    X, y = sparse_target()
+    form = sp.csr_matrix if sparse else np.asarray
+    grid = {"psi": psi, "phi": "tanh", "p": 3.0}
+    search = GARegressorCV(etas=ETAS[:3], Us=US[:2], **grid)
+    models = [GARegressor(**grid, **params) for params in
+              GARegressorCV(etas=ETAS[:3], Us=US[:2], **grid).fit(
+                  X[:5], y[:5]).cv_results_["params"]]
+    for rows in stream_batches(X.shape[0]):
+        search.partial_fit(form(X[rows]), y[rows])
+        for model in models:
+            model.partial_fit(form(X[rows]), y[rows])
+    for g, model in enumerate(models):
+        np.testing.assert_array_equal(search.thetas_[g], model.theta_)
+        assert search.progressive_loss_[g] == model.cumulative_loss_
+    best = models[search.best_index_]
+    np.testing.assert_array_equal(search.coef_, best.coef_)
+    np.testing.assert_array_equal(search.predict(form(X)), best.predict(form(X)))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("failure", ["nan", "all-diverge"])
+def test_a_failed_partial_fit_of_the_grid_changes_nothing(failure, sparse):
+    # The failing batch runs trials on every configuration's loop before it fails:
+    # each loop is put back, so that the search then learns as a twin that never
+    # saw the batch.
+    X, y = sparse_target()
+    form = sp.csr_matrix if sparse else np.asarray
+    # (GD's steps overshoot once eta ||x||^2 > 2: every rate diverges on 1000 x.)
+    psi, phi = ("eg_pm", "tanh") if failure == "nan" else ("identity", "identity")
+    grid = {"psi": psi, "phi": phi, "etas": ETAS[:3], "Us": US[:2]}
+    search = GARegressorCV(**grid).partial_fit(form(X[:300]), y[:300])
+    twin = GARegressorCV(**grid).partial_fit(form(X[:300]), y[:300])
+    before = {name: np.array(getattr(search, name)) for name in
+              ("thetas_", "intercepts_", "progressive_loss_", "coef_", "theta_")}
+    if failure == "nan":
+        bad_X = X[300:400].copy()
+        bad_X[-1, 0] = np.nan
+    else:
+        bad_X = 1000.0 * X[300:400]
+    with pytest.raises(ValueError, match="NaN" if failure == "nan" else "diverged"):
+        search.partial_fit(form(bad_X), y[300:400])
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(search, name), value)
+    for rows in (np.arange(400, 550), np.arange(550, 700)):
+        search.partial_fit(form(X[rows]), y[rows])
+        twin.partial_fit(form(X[rows]), y[rows])
+    np.testing.assert_array_equal(search.thetas_, twin.thetas_)
+    np.testing.assert_array_equal(search.progressive_loss_, twin.progressive_loss_)
+    np.testing.assert_array_equal(search.coef_, twin.coef_)
+
+
+@pytest.mark.parametrize("duplicate", [copy.deepcopy,
+                                       lambda m: pickle.loads(pickle.dumps(m))])
+def test_copies_of_a_search_continue_exactly_and_apart(duplicate):
+    X, y = sparse_target()
+    X = sp.csr_matrix(X)
+    search = GAClassifierCV(psi="eg_pm", phi="softmax", etas=ETAS[:3], Us=US[:2])
+    labels = np.digitize(y, [-0.3, 0.3])
+    search.partial_fit(X[:300], labels[:300], classes=[0, 1, 2])
+    other = duplicate(search)
+    assert other.thetas_ is not search.thetas_
+    other.partial_fit(X[300:], labels[300:])
+    assert not np.array_equal(other.thetas_, search.thetas_)
+    search.partial_fit(X[300:], labels[300:])
+    np.testing.assert_array_equal(other.thetas_, search.thetas_)
+    np.testing.assert_array_equal(other.predict_proba(X), search.predict_proba(X))
+    assert other.best_index_ == search.best_index_
+
+
+def test_the_grid_parameters_are_read_only_and_can_be_replaced():
+    X, y = sparse_target()
+    grid = {"psi": "eg_pm", "phi": "tanh", "etas": ETAS[:3], "Us": US[:2]}
+    search = GARegressorCV(**grid).partial_fit(X[:300], y[:300])
+    for name in ("thetas_", "intercepts_", "theta_", "intercept_"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(search, name).flat[0] = 1.0
+    # Parameters assigned by hand are learned from (loops are built on them), as a
+    # search whose first batch set them would.
+    start = GARegressorCV(**grid).partial_fit(X[:1], y[:1])
+    search.thetas_ = start.thetas_.copy()
+    search.intercepts_ = start.intercepts_.copy()
+    search.progressive_loss_ = start.progressive_loss_.copy()
+    search.partial_fit(X[300:], y[300:])
+    start.partial_fit(X[300:], y[300:])
+    np.testing.assert_allclose(search.thetas_, start.thetas_, rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(search.coef_, start.coef_, rtol=1e-12, atol=1e-15)
