@@ -669,6 +669,9 @@ cdef Py_ssize_t TOUCH_LIMIT = 32
 cdef double RENEW_DENSE = 64.0
 # A multiplied term below this is recomputed from theta (0 would stay 0).
 cdef double UNDERFLOW = 1e-300
+# Coordinates per block of the write-back of a lazy CSR run (_sync_theta).
+cdef enum:
+    SYNC_BLOCK = 256
 # EG+-'s two terms of a coordinate multiply to e^{-2 shift}, and neither exceeds
 # TERM_HIGH by more than one step's e^SHIFT_SLACK, so both stay above
 # e^{-2 shift - 2 SHIFT_SLACK}: up to this shift (the bound is about 315) none comes
@@ -864,19 +867,47 @@ cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
     """End a lazy CSR run of ``trials`` rows, ``seen`` nonzeros: bring theta (EG+-:
     and den) up to date, coordinate by coordinate when the run touched fewer than
     n."""
-    cdef Py_ssize_t t, q, j, c
+    cdef Py_ssize_t t, q, j, c, count
+    # The touched coordinates go through the vectorized log of the whole-row path
+    # in blocks (gathered, then scattered back): libm's scalar log took 40 ns each.
+    cdef Py_ssize_t at[SYNC_BLOCK]
+    cdef double terms[SYNC_BLOCK]
+    cdef double thetas[SYNC_BLOCK]
     if seen >= s.n:
         for j in range(s.k):
             _sync_theta_row(s, j)
-    else:
+        s.lazy = False
+        return
+    for j in range(s.k):
+        count = 0
         for t in range(trials):
             for q in range(indptr[order[t]], indptr[order[t] + 1]):
-                for j in range(s.k):
-                    c = j * s.n + x_ind[q]
-                    s.theta[c] = _theta_at(s, j, x_ind[q])
-                    if s.psi == PSI_EG_PM:
-                        s.den[c] = s.product[j] / s.num[c]
+                c = j * s.n + x_ind[q]
+                at[count], terms[count], thetas[count] = c, s.num[c], s.theta[c]
+                count += 1
+                if count == SYNC_BLOCK:
+                    _write_back(s, j, at, terms, thetas, count)
+                    count = 0
+        _write_back(s, j, at, terms, thetas, count)
     s.lazy = False
+
+
+cdef void _write_back(State* s, Py_ssize_t j, const Py_ssize_t* at, double* terms,
+                      double* thetas, Py_ssize_t count) noexcept nogil:
+    """Set theta (EG+-: and den) of row j's coordinates ``at`` from their gathered
+    ``terms`` and stored ``thetas``, as _sync_theta_row does for a whole row."""
+    cdef Py_ssize_t q
+    if _geodesic(s.psi):
+        for q in range(count):
+            s.theta[at[q]] = terms[q] * s.shift[j]
+        return
+    ga_theta_from_terms(thetas, terms, s.shift[j], count)
+    for q in range(count):
+        s.theta[at[q]] = thetas[q]
+    if s.psi == PSI_EG_PM:
+        ga_quotients(terms, s.product[j], terms, count)
+        for q in range(count):
+            s.den[at[q]] = terms[q]
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
@@ -2314,9 +2345,11 @@ cdef class TrialLoop:
         cdef double[::1] saved = self.saved
         self._copy_vectors(&saved[0], False)
         self.journal = None
-        if columns is not None and 4 * len(columns) < self.s.n:
-            columns = np.array(columns)  # (not a view of the caller's X, kept after)
-            self.journal = (columns, [array[:, columns]
+        if columns is not None and 8 * len(columns) < self.s.n:
+            # (A copy, not a view of the caller's X, kept after. take() of intp
+            # indices gathers 4x faster than a[:, columns].)
+            columns = np.array(columns, dtype=np.intp)
+            self.journal = (columns, [np.take(array, columns, axis=1)
                                       for array in self._stored_arrays()])
             self.s.backup = &saved[rows_at]
         else:

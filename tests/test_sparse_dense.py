@@ -242,3 +242,20 @@ def test_csr_eg_pm_reshift_past_300_of_one_output_equals_dense():
     assert sparse.theta_[0, 0] > 700 and np.abs(sparse.theta_[1]).max() < 300
     assert np.abs(sparse.theta_[1]).max() > 0.1  # output 1 moved
     _assert_same_model(dense, sparse)
+
+
+@pytest.mark.parametrize("psi", ["softmax", "eg_pm", "exp", "sphere", "simplex"])
+def test_a_wide_batch_writes_back_every_parameter_it_touched(psi):
+    # A CSR run of these psi keeps theta in its terms and writes back, at its end,
+    # the coordinates its rows touched when they are fewer than n, in blocks: here
+    # 600 distinct coordinates (several blocks) of 4000, each touched once.
+    rng = np.random.default_rng(5)
+    m, nnz, n = 30, 20, 4000
+    columns = np.sort(rng.permutation(n)[:m * nnz].reshape(m, nnz), axis=1)
+    X = sp.csr_matrix((rng.uniform(-1, 1, m * nnz), columns.ravel(),
+                       np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
+    y = np.asarray(X[:, :nnz].sum(axis=1)).ravel() + rng.normal(size=m)
+    dense = GARegressor(psi=psi, eta=0.5, U=3.0).partial_fit(X.toarray(), y)
+    sparse = GARegressor(psi=psi, eta=0.5, U=3.0).partial_fit(X, y)
+    assert np.count_nonzero(dense.theta_ != dense.theta_[0, -1]) > 500  # all moved
+    _assert_same_model(dense, sparse)
