@@ -8,6 +8,10 @@
    it is read); and a one-row predict before each call, the test-then-train loop
    of an evaluation on a stream (dense, and CSR at 10^6 features, where that
    predict builds coef_ in O(n)).
+   And CSR batches of 1000 rows (2^18 features, 50 nonzeros per row), as in
+   scikit-learn's out-of-core text classification, for every psi: the per-call
+   work on the batch's coordinates (recorded beforehand, theta written back after)
+   shows there.
 6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
    River's LinearRegression.learn_one on the same rows (as dicts, River's format,
    made before timing) taking the same steps: throughput ratio. River's squared loss
@@ -16,12 +20,21 @@
 """
 
 import numpy as np
-from _timing import best_times, header, one_row_calls, report, rows, wide_data
+from _timing import (
+    best_times,
+    header,
+    one_row_calls,
+    report,
+    rows,
+    sparse_data,
+    wide_data,
+)
 from river.linear_model import LinearRegression
 from river.optim import SGD as RiverSGD
+from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-from sklearn_ga import GAClassifier, GARegressor
+from sklearn_ga import PSI, GAClassifier, GARegressor
 
 ETA = 0.01
 
@@ -36,6 +49,19 @@ def stream_ga(X, y, batch=1000):
     model = GARegressor(eta=ETA)
     for start in range(0, X.shape[0], batch):
         model.partial_fit(X[start:start + batch], y[start:start + batch])
+
+
+def batch_calls(X, y, estimator, batch=1000):
+    """A function streaming X through ``estimator.partial_fit`` in batches (sliced
+    beforehand), from a fresh copy of it each time."""
+    batches = [(X[s:s + batch], y[s:s + batch]) for s in range(0, X.shape[0], batch)]
+
+    def run():
+        model = clone(estimator)
+        for X_batch, y_batch in batches:
+            model.partial_fit(X_batch, y_batch)
+
+    return run
 
 
 def stream_river(dicts, y):
@@ -94,6 +120,19 @@ def cases():
     )
     report("one-row CSR predict + partial_fit, psi=eg_pm, n=10^6, 50 nnz/row",
            ga / 100, sgd / 100, "SGDRegressor", None)
+
+    # Information (no goal): CSR batches of 1000 rows, every psi.
+    X, y = sparse_data(rows(50_000), 2**18, 50)
+    calls = X.shape[0] // 1000
+    *ga, sgd = best_times(
+        *[batch_calls(X, y, GARegressor(psi=psi, eta=ETA)) for psi in PSI],
+        batch_calls(X, y, SGDRegressor(
+            penalty=None, learning_rate="constant", eta0=ETA)),
+        repeat=3,
+    )
+    for psi, ga_time in zip(PSI, ga, strict=True):
+        report(f"1000-row CSR partial_fit call, psi={psi}, n=2^18, 50 nnz/row",
+               ga_time / calls, sgd / calls, "SGDRegressor", None)
 
     X, y = data(rows(20_000))
     dicts = [dict(enumerate(row)) for row in X.tolist()]
