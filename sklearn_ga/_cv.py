@@ -230,16 +230,16 @@ class _GridMixin:
             folds += 1
             thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
             diverged = np.zeros(G)
-            self._lockstep(X, Y, sample_weight, train.astype(np.intp),
-                           self._grid_loops(thetas, intercepts, diverged), diverged)
-            for g, (_, U) in enumerate(self._configs):
-                coef = PSI[self.psi].weights(thetas[g], U, self.p)
-                A = np.asarray(X[test] @ coef.T) + intercepts[g]
+            loops = self._grid_loops(thetas, intercepts, diverged)
+            self._lockstep(X, Y, sample_weight, train.astype(np.intp), loops,
+                           diverged)
+            totals[~np.isfinite(diverged)] = np.inf
+            for g, loop in loops.items():  # (the configurations that did not diverge)
+                A = np.asarray(X[test] @ loop.weights().T) + intercepts[g]
                 with np.errstate(all="ignore"):
                     loss = np.average(PHI[self.phi].sample_loss(Y[test], A),
                                       weights=weights)
                 totals[g] += loss if np.isfinite(loss) else np.inf
-            totals[~np.isfinite(diverged)] = np.inf
         if folds == 0:
             raise ValueError(
                 f"Every test fold of cv={self.cv!r} has zero total sample weight: "
