@@ -56,11 +56,6 @@ def header():
     print("|---|---|---|---|---|---|", flush=True)
 
 
-def wide_data(calls, n=10**6, nnz=50, seed=0):
-    X = sp.random(calls + 1, n, density=nnz / n, format="csr", random_state=seed)
-    return X, np.random.default_rng(seed).standard_normal(calls + 1)
-
-
 def one_row_calls(X, y, estimator, calls=1000, predict=False, **first_call):
     """A function making ``calls`` one-row partial_fit calls on a fitted model,
     each after a predict of its row if ``predict``."""

@@ -14,15 +14,7 @@ would show (the grid keeps every configuration's compiled loop).
 import warnings
 
 import numpy as np
-from _timing import (
-    best_times,
-    header,
-    one_row_calls,
-    report,
-    rows,
-    sparse_data,
-    wide_data,
-)
+from _timing import best_times, header, one_row_calls, report, rows, sparse_data
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
 
@@ -65,7 +57,7 @@ def cases():
     report(f"CSR pass, psi=eg_pm, 6 configurations, {X.shape[0]}x2^18", search,
            single, "GARegressor", None)
 
-    X, y = wide_data(calls=200, n=2**16)
+    X, y = sparse_data(201, 2**16, 50)
     grid, single = best_times(
         one_row_calls(X, y, GARegressorCV(**grid), 200),
         one_row_calls(X, y, GARegressor(psi="eg_pm", eta=1e-2), 200),

@@ -20,15 +20,7 @@
 """
 
 import numpy as np
-from _timing import (
-    best_times,
-    header,
-    one_row_calls,
-    report,
-    rows,
-    sparse_data,
-    wide_data,
-)
+from _timing import best_times, header, one_row_calls, report, rows, sparse_data
 from river.linear_model import LinearRegression
 from river.optim import SGD as RiverSGD
 from sklearn.base import clone
@@ -102,7 +94,7 @@ def cases():
            "SGDRegressor", None)
 
     # Information (no goal): with 10^6 features any O(n) work per call shows.
-    X, y = wide_data(calls=100)
+    X, y = sparse_data(101, 10**6, 50)
     for psi in ("identity", "eg_pm"):
         ga, sgd = best_times(
             one_row_calls(X, y, GARegressor(psi=psi, eta=ETA), 100),
