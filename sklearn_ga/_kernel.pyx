@@ -2331,9 +2331,10 @@ cdef class TrialLoop:
         A run writes the parameters in place; an estimator that keeps its loop
         between ``partial_fit`` calls saves it before each call, so that a call
         that fails leaves the model exactly as it was. ``columns``, the column
-        indices of a CSR batch, limits the copy to the coordinates the batch
-        touches (O(k nnz)); the rest is copied only if the run writes it (a row
-        recomputed: _guard_rows). No exp either way.
+        indices of a CSR batch, if fewer than n / 8 (above, a whole copy is the
+        faster), limits the copy to the coordinates the batch touches (O(k nnz));
+        the rest is copied only if the run writes it (a row recomputed:
+        _guard_rows). No exp either way.
         """
         import numpy as np
 
