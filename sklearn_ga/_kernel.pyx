@@ -669,6 +669,9 @@ cdef Py_ssize_t TOUCH_LIMIT = 32
 cdef double RENEW_DENSE = 64.0
 # A multiplied term below this is recomputed from theta (0 would stay 0).
 cdef double UNDERFLOW = 1e-300
+# TrialLoop.save records the coordinates of a CSR batch of under n / JOURNAL_SHARE
+# column entries (gathered at random), else copies whole rows (sequential).
+cdef Py_ssize_t JOURNAL_SHARE = 5
 # Coordinates per block of the write-back of a lazy CSR run (_sync_theta).
 cdef enum:
     SYNC_BLOCK = 256
@@ -758,6 +761,24 @@ cdef void _copy_rows(State* s, double* copy, bint back) noexcept nogil:
             memcpy(arrays[q], copy + q * size, size * sizeof(double))
         else:
             memcpy(copy + q * size, arrays[q], size * sizeof(double))
+
+
+cdef void _copy_columns(State* s, const Py_ssize_t* columns, Py_ssize_t count,
+                        double* copy, bint back) noexcept nogil:
+    """Copy theta, num and den (those stored) at ``columns`` of every row to
+    ``copy``, or back from it: the three of a coordinate together, so that their
+    cache misses overlap."""
+    cdef double* arrays[3]
+    cdef Py_ssize_t stored = _stored(s, arrays), q, j, a, c
+    for q in range(count):
+        for j in range(s.k):
+            c = j * s.n + columns[q]
+            for a in range(stored):
+                if back:
+                    arrays[a][c] = copy[0]
+                else:
+                    copy[0] = arrays[a][c]
+                copy += 1
 
 
 cdef void _guard_rows(State* s) noexcept nogil:
@@ -2331,8 +2352,9 @@ cdef class TrialLoop:
         A run writes the parameters in place; an estimator that keeps its loop
         between ``partial_fit`` calls saves it before each call, so that a call
         that fails leaves the model exactly as it was. ``columns``, the column
-        indices of a CSR batch, if fewer than n / 8 (above, a whole copy is the
-        faster), limits the copy to the coordinates the batch touches (O(k nnz));
+        indices of a CSR batch, if fewer than n / JOURNAL_SHARE (above, a whole
+        copy is the faster), limits the copy to the coordinates the batch touches
+        (O(k nnz));
         the rest is copied only if the run writes it (a row recomputed:
         _guard_rows). No exp either way.
         """
@@ -2346,12 +2368,16 @@ cdef class TrialLoop:
         cdef double[::1] saved = self.saved
         self._copy_vectors(&saved[0], False)
         self.journal = None
-        if columns is not None and 8 * len(columns) < self.s.n:
-            # (A copy, not a view of the caller's X, kept after. take() of intp
-            # indices gathers 4x faster than a[:, columns].)
-            columns = np.array(columns, dtype=np.intp)
-            self.journal = (columns, [np.take(array, columns, axis=1)
-                                      for array in self._stored_arrays()])
+        cdef const Py_ssize_t[::1] picked
+        cdef double[::1] values
+        if columns is not None and JOURNAL_SHARE * len(columns) < self.s.n:
+            # (A copy, not a view of the caller's X, kept after.)
+            picked = np.array(columns, dtype=np.intp)
+            values = np.empty(max(1, picked.shape[0] * self.s.k
+                                  * _stored(&self.s, arrays)))
+            if picked.shape[0]:
+                _copy_columns(&self.s, &picked[0], picked.shape[0], &values[0], False)
+            self.journal = (picked, values)
             self.s.backup = &saved[rows_at]
         else:
             _copy_rows(&self.s, &saved[rows_at], False)
@@ -2365,10 +2391,12 @@ cdef class TrialLoop:
         cdef double[::1] saved = self.saved
         if self.journal is None or current.backed_up:
             _copy_rows(&self.s, &saved[self._vectors_size()], True)
+        cdef const Py_ssize_t[::1] picked
+        cdef double[::1] values
         if self.journal is not None:
-            columns, values = self.journal
-            for array, column_values in zip(self._stored_arrays(), values):
-                array[:, columns] = column_values
+            picked, values = self.journal
+            if picked.shape[0]:
+                _copy_columns(&self.s, &picked[0], picked.shape[0], &values[0], True)
         self._copy_vectors(&saved[0], True)
         # The run may have grown the row scratch since: keep its buffers.
         self.s = self.saved_state
@@ -2397,15 +2425,6 @@ cdef class TrialLoop:
             else:
                 memcpy(copy + offset, vectors[q], sizes[q] * sizeof(double))
             offset += sizes[q]
-
-    def _stored_arrays(self):
-        """theta, num and den as NumPy arrays, those stored (see _stored)."""
-        import numpy as np
-
-        cdef double* arrays[3]
-        cdef Py_ssize_t count = _stored(&self.s, arrays)
-        return [np.asarray(self.theta), np.asarray(self.num),
-                np.asarray(self.den)][:count]
 
     def weights(self, columns=None):
         """The weight matrix Omega = psi(Theta) as a new (k, n) array, or its

@@ -129,6 +129,26 @@ WIDE.data = RNG.uniform(-3, 3, size=WIDE.nnz)
 Y_WIDE = np.asarray(WIDE[:, :5] @ np.array([1.0, -1.0, 0.5, 2.0, 1.0])).ravel()
 
 
+@pytest.mark.parametrize("psi", PSIS)
+def test_a_failed_sparse_call_puts_back_every_output(psi):
+    # Three outputs, and batches that touch few of the 2000 coordinates: the record
+    # of those coordinates (TrialLoop.save) must hold every row of theta and terms.
+    labels = np.digitize(Y_WIDE, [-0.5, 0.5])
+    model = GAClassifier(psi=psi, phi="softmax", eta=0.5, U=2.0)
+    model.partial_fit(WIDE[:40], labels[:40], classes=[0, 1, 2])
+    twin = copy.deepcopy(model)
+    theta = model.theta_.copy()
+    bad = WIDE[40:60].copy()
+    bad.data[-1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(bad, labels[40:60])
+    np.testing.assert_array_equal(model.theta_, theta)
+    model.partial_fit(WIDE[60:], labels[60:])
+    twin.partial_fit(WIDE[60:], labels[60:])
+    np.testing.assert_array_equal(model.theta_, twin.theta_)
+    np.testing.assert_array_equal(model.predict_proba(WIDE), twin.predict_proba(WIDE))
+
+
 @pytest.mark.parametrize(("psi", "params"), [
     ("softmax", {}), ("eg_pm", {}), ("exp", {"eta": 0.05}), ("pnorm", {}),
     ("sphere", {}), ("simplex", {}), ("softmax", {"update": "natural"}),
