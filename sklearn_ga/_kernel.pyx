@@ -671,7 +671,7 @@ cdef double RENEW_DENSE = 64.0
 cdef double UNDERFLOW = 1e-300
 # TrialLoop.save records the coordinates of a CSR batch of under n / JOURNAL_SHARE
 # column entries (gathered at random), else copies whole rows (sequential).
-cdef Py_ssize_t JOURNAL_SHARE = 5
+cdef Py_ssize_t JOURNAL_SHARE = 7
 # Coordinates per block of the write-back of a lazy CSR run (_sync_theta).
 cdef enum:
     SYNC_BLOCK = 256
@@ -2148,6 +2148,7 @@ cdef class TrialLoop:
     cdef double[::1] option_row  # row_x (longest row)
     cdef object saved          # save(): intercepts, buffers, then the stored rows
     cdef object journal        # save(columns): the columns and their stored values
+    cdef object journal_buffers  # the arrays journal views, kept for the next save
     cdef State saved_state
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
@@ -2368,15 +2369,23 @@ cdef class TrialLoop:
         cdef double[::1] saved = self.saved
         self._copy_vectors(&saved[0], False)
         self.journal = None
-        cdef const Py_ssize_t[::1] picked
+        cdef Py_ssize_t count
+        cdef Py_ssize_t[::1] picked
         cdef double[::1] values
         if columns is not None and JOURNAL_SHARE * len(columns) < self.s.n:
+            count = len(columns)
+            # Buffers reused from call to call: fresh ones would be fresh pages.
+            if (self.journal_buffers is None
+                    or self.journal_buffers[0].shape[0] < count):
+                self.journal_buffers = (np.empty(max(1, count), np.intp),
+                                        np.empty(max(1, count) * self.s.k
+                                                 * _stored(&self.s, arrays)))
+            picked, values = self.journal_buffers
+            picked = picked[:count]
             # (A copy, not a view of the caller's X, kept after.)
-            picked = np.array(columns, dtype=np.intp)
-            values = np.empty(max(1, picked.shape[0] * self.s.k
-                                  * _stored(&self.s, arrays)))
-            if picked.shape[0]:
-                _copy_columns(&self.s, &picked[0], picked.shape[0], &values[0], False)
+            np.copyto(np.asarray(picked), columns, casting="safe")
+            if count:
+                _copy_columns(&self.s, &picked[0], count, &values[0], False)
             self.journal = (picked, values)
             self.s.backup = &saved[rows_at]
         else:
