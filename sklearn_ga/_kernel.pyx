@@ -2355,9 +2355,8 @@ cdef class TrialLoop:
         that fails leaves the model exactly as it was. ``columns``, the column
         indices of a CSR batch, if fewer than n / JOURNAL_SHARE (above, a whole
         copy is the faster), limits the copy to the coordinates the batch touches
-        (O(k nnz));
-        the rest is copied only if the run writes it (a row recomputed:
-        _guard_rows). No exp either way.
+        (O(k nnz)); the rest is copied only if the run writes it (a row
+        recomputed: _guard_rows). No exp either way.
         """
         import numpy as np
 
