@@ -68,19 +68,37 @@ def _no_loop():
     return None
 
 
-class _KeptLoop:
-    """The trial loop of the last call, kept for the next ``partial_fit``: the
-    settings it was built with (``key``), the read-only views of its parameters
-    given out as ``theta_`` and ``intercept_``, and the weights ``coef_`` once read.
+class _Kept:
+    """Compiled state kept for the next ``partial_fit``: the settings it was built
+    for (``key``) and the read-only views of its parameters that the model gives
+    out (``theta``, ``intercept``).
 
-    Compiled state: the estimator's ``__getstate__`` saves its terms instead.
+    Not copied or pickled: the estimator's ``__getstate__`` saves the terms.
     """
 
-    __slots__ = ("key", "loop", "theta", "intercept", "weights")
+    __slots__ = ("key", "theta", "intercept")
+
+    def __init__(self, key, theta, intercept):
+        self.key, self.theta, self.intercept = key, theta, intercept
+
+    def holds(self, theta, intercept, key):
+        """Whether the next call can continue this state: the model's parameters
+        are still these views, and its settings those of ``key``."""
+        return self.theta is theta and self.intercept is intercept and self.key == key
+
+    def __reduce__(self):
+        return _no_loop, ()
+
+
+class _KeptLoop(_Kept):
+    """The trial loop of the last call (:class:`_Kept`), and the weights ``coef_``
+    once read."""
+
+    __slots__ = ("loop", "weights")
 
     def __init__(self, key, loop, theta, intercept):
-        self.key, self.loop, self.theta, self.intercept = key, loop, theta, intercept
-        self.weights = None
+        super().__init__(key, theta, intercept)
+        self.loop, self.weights = loop, None
 
     def coef(self, shape_coef):
         """``coef_``: psi(theta_) from the loop's terms, O(kn), computed once."""
@@ -95,9 +113,6 @@ class _KeptLoop:
         if self.weights is not None:
             return self.weights.reshape(self.theta.shape)[:, columns]
         return self.loop.weights(columns)
-
-    def __reduce__(self):
-        return _no_loop, ()
 
 
 class _Weights:
@@ -311,7 +326,7 @@ class BaseGA(BaseEstimator):
                                                           self.cumulative_loss_)
         if kept:
             # The kept loop writes theta_ in place: a failed call puts it back.
-            loop.save(X.indices[:X.indptr[-1]] if sp.issparse(X) else None)
+            loop.save(batch_columns(X))
         try:
             n_iter, t, cumulative_loss = self._epochs(
                 loop, trial_runner(X, Y, sample_weight, type(self).__name__), eta,
@@ -354,9 +369,8 @@ class BaseGA(BaseEstimator):
         """The kept loop if a call at rate ``eta`` can continue it (built for these
         settings, on parameters that are still the model's), else None."""
         kept = self.__dict__.get("_kept_loop")
-        if (kept is not None and kept.theta is self.theta_
-                and kept.intercept is self.intercept_
-                and kept.key == self._loop_key(eta)):
+        if kept is not None and kept.holds(self.theta_, self.intercept_,
+                                           self._loop_key(eta)):
             return kept
         return None
 
@@ -617,6 +631,12 @@ def read_only(*arrays):
     for view in views:
         view.flags.writeable = False
     return views
+
+
+def batch_columns(X):
+    """The column indices of a CSR batch's entries, for ``TrialLoop.save``; None
+    for dense X."""
+    return X.indices[:X.indptr[-1]] if sp.issparse(X) else None
 
 
 def _checked_structure(X):

@@ -17,7 +17,14 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from ._base import _KeptLoop, _no_loop, fit_context, read_only, trial_runner
+from ._base import (
+    _Kept,
+    _KeptLoop,
+    batch_columns,
+    fit_context,
+    read_only,
+    trial_runner,
+)
 from ._classifier import GAClassifier
 from ._kernel import Status
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
@@ -29,23 +36,17 @@ from ._regressor import GARegressor
 CHUNK_BYTES = 1 << 19
 
 
-class _KeptGrid:
+class _KeptGrid(_Kept):
     """The trial loops of the configurations still learning (configuration index ->
-    loop), kept for the next ``partial_fit``, with the settings they were built for
-    (``key``) and the read-only views of their parameters given out as ``thetas_``
-    and ``intercepts_``.
-
-    Compiled state: a copy gets their terms instead (``_continuation``).
+    loop), kept for the next ``partial_fit`` (:class:`_Kept`: ``theta`` and
+    ``intercept`` are the views given out as ``thetas_`` and ``intercepts_``).
     """
 
-    __slots__ = ("key", "loops", "thetas", "intercepts")
+    __slots__ = ("loops",)
 
     def __init__(self, key, loops, thetas, intercepts):
-        self.key, self.loops = key, loops
-        self.thetas, self.intercepts = thetas, intercepts
-
-    def __reduce__(self):
-        return _no_loop, ()
+        super().__init__(key, thetas, intercepts)
+        self.loops = loops
 
 
 class _GridMixin:
@@ -112,9 +113,8 @@ class _GridMixin:
         """The kept loops if the next call can continue them (built for these
         settings, on parameters that are still the model's), else None."""
         grid = self.__dict__.get("_kept_grid")
-        if (grid is not None and grid.thetas is self.thetas_
-                and grid.intercepts is self.intercepts_
-                and grid.key == self._grid_key()):
+        if grid is not None and grid.holds(self.thetas_, self.intercepts_,
+                                           self._grid_key()):
             return grid
         return None
 
@@ -165,12 +165,12 @@ class _GridMixin:
             losses, t = self.progressive_loss_.copy(), self.t_
             grid = self._continuable_grid()
         if grid is not None:
-            loops, thetas, intercepts = (dict(grid.loops), grid.thetas.base,
-                                         grid.intercepts.base)
+            loops, thetas, intercepts = (dict(grid.loops), grid.theta.base,
+                                         grid.intercept.base)
             # The kept loops write thetas_ in place: a failed call puts them back.
-            saved = list(loops.values())
+            saved, columns = list(loops.values()), batch_columns(X)
             for loop in saved:
-                loop.save(X.indices[:X.indptr[-1]] if sp.issparse(X) else None)
+                loop.save(columns)
         else:
             if not first_call:
                 thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
