@@ -687,6 +687,11 @@ cdef double PM_HELD_SHIFT = 300.0
 cdef double SCALE_LIMIT = 2.0 ** 200
 
 
+# Sums a geodesic CSR row's dot pass keeps for its step (_geodesic_dot).
+cdef enum:
+    GEODESIC_SUMS = 5
+
+
 cdef struct State:
     int psi
     int phi
@@ -732,6 +737,7 @@ cdef struct State:
     double* rest_shift  # k   the shift of its units
     double lse          #     log-normalizer of softmax in the implicit equation
     double* row_x       # nnz per-coordinate inputs of a simplex step (scratch)
+    double* geodesic    # k x GEODESIC_SUMS sums of a CSR row's dot pass (_geodesic_dot)
     # TrialLoop.save of a CSR batch journals only the coordinates it touches; an
     # O(n) write (_guard_rows) first copies every row to ``backup``, once.
     double* backup      #     NULL: no journal
@@ -1458,45 +1464,46 @@ cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
                                const double* x_val, const index_t* x_ind,
                                Py_ssize_t nnz) noexcept nogil:
     """theta_j <- theta_j - step * x (sphere) or theta_j * (1 - step * x) (simplex) on
-    a CSR row, in one pass: the terms num = theta / shift hold theta in CSR runs, so
-    the step moves them directly and each coordinate costs one random cache line, as
-    in SGD; the normalizer term num^2 changes by new^2 - old^2.
+    a CSR row whose dot pass was _geodesic_dot. The terms num = theta / shift hold
+    theta in CSR runs, so the step moves them directly, a scatter that costs no more
+    than SGD's. The normalizer sum num^2 changes by a quadratic in the step whose
+    coefficients the dot pass summed: with num -= a x (sphere, a = step / shift),
+    sum (num - a x)^2 - num^2 = -2 a sum num x + a^2 sum x^2; with num *= 1 - a x
+    (simplex, a = step), sum num^2 ((1 - a x)^2 - 1) = -2 a sum num^2 x
+    + a^2 sum num^2 x^2 (the dot pass's scaled sum / scale). The magnitudes of those summands bound its rounding (mass),
+    and (max |num| + |a| max |x|)^2, or max num^2 (1 + |a| max |x|)^2, the largest
+    new term (top).
     """
     cdef Py_ssize_t q = 0, i0, i1, i2, i3
     cdef double* nums = s.num + j * s.n
-    cdef double o0, o1, o2, o3, n0, n1, n2, n3, before, after
-    cdef double total = 0.0, mass = 0.0, top = 0.0
-    # num moves by (along + relative num) x: along = step / shift for the sphere,
-    # relative = step for the simplex.
-    cdef double along = step / s.shift[j] if s.psi == PSI_SPHERE else 0.0
-    cdef double relative = 0.0 if s.psi == PSI_SPHERE else step
+    cdef const double* sums = s.geodesic + j * GEODESIC_SUMS
+    cdef double o0, o1, o2, o3, top
+    cdef bint sphere = s.psi == PSI_SPHERE
+    cdef double quad = sums[1] if sphere else sums[1] / s.scale[j]
+    cdef double a = step / s.shift[j] if sphere else step
+    # num moves by (along + relative num) x.
+    cdef double along = a if sphere else 0.0
+    cdef double relative = 0.0 if sphere else a
     while q < nnz:
         # Four coordinates loaded before they are stored (see _sparse_axpy); the
         # row's last ones one at a time.
         if q + 4 <= nnz:
             i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
             o0, o1, o2, o3 = nums[i0], nums[i1], nums[i2], nums[i3]
-            n0 = o0 - (along + relative * o0) * x_val[q]
-            n1 = o1 - (along + relative * o1) * x_val[q + 1]
-            n2 = o2 - (along + relative * o2) * x_val[q + 2]
-            n3 = o3 - (along + relative * o3) * x_val[q + 3]
-            nums[i0], nums[i1], nums[i2], nums[i3] = n0, n1, n2, n3
-            n0, n1, n2, n3 = n0 * n0, n1 * n1, n2 * n2, n3 * n3  # normalizer terms
-            before = (o0 * o0 + o1 * o1) + (o2 * o2 + o3 * o3)
-            after = (n0 + n1) + (n2 + n3)
-            top = ga_greater(top, ga_greatest4(n0, n1, n2, n3))
+            nums[i0] = o0 - (along + relative * o0) * x_val[q]
+            nums[i1] = o1 - (along + relative * o1) * x_val[q + 1]
+            nums[i2] = o2 - (along + relative * o2) * x_val[q + 2]
+            nums[i3] = o3 - (along + relative * o3) * x_val[q + 3]
             q += 4
         else:
             i0 = x_ind[q]
             o0 = nums[i0]
-            n0 = o0 - (along + relative * o0) * x_val[q]
-            nums[i0] = n0
-            before, after = o0 * o0, n0 * n0
-            top = ga_greater(top, after)
+            nums[i0] = o0 - (along + relative * o0) * x_val[q]
             q += 1
-        total += after - before
-        mass += after + before
-    _renormalize_sparse_row(s, j, total, mass, top)
+    top = (sums[3] + fabs(a) * sums[4] if sphere
+           else sums[3] * (1.0 + fabs(a) * sums[4]))
+    _renormalize_sparse_row(s, j, -2.0 * a * sums[0] + a * a * quad,
+                            2.0 * fabs(a) * sums[2] + a * a * quad, top * top)
 
 
 # -- Options of issue 6: GA^Y, GA_L, implicit, natural and geodesic updates ----------
@@ -1536,6 +1543,32 @@ cdef double _row_dot(State* s, Py_ssize_t j, const double* x_val, const index_t*
         i = base + (q if dense else x_ind[q])
         total += _unscaled_weight(s, s.num[i], s.den[i]) * x_val[q]
     return total
+
+
+cdef double _geodesic_dot(State* s, Py_ssize_t j, const double* x_val,
+                          const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """psi(theta_j) . x / scale_j of a CSR row for the sphere or the simplex, whose
+    terms hold theta; the same pass, which takes the row's cache misses, stores in
+    s.geodesic what the step needs besides: with w = num (sphere) or num^2
+    (simplex), sum x^2 (sphere) or scale sum w x^2 (simplex; summed as the dense
+    step sums it, for the same rounding), sum |w x|, max |num| and max |x| (see
+    _geodesic_sparse_row)."""
+    cdef Py_ssize_t q
+    cdef const double* nums = s.num + j * s.n
+    cdef double* sums = s.geodesic + j * GEODESIC_SUMS
+    cdef double term, w, x, dot = 0.0, quad = 0.0, size = 0.0, top = 0.0, x_top = 0.0
+    cdef double scale = s.scale[j]
+    cdef bint sphere = s.psi == PSI_SPHERE
+    for q in range(nnz):
+        term, x = nums[x_ind[q]], x_val[q]
+        w = term if sphere else term * term
+        dot += w * x
+        quad += x * x * (1.0 if sphere else scale * w)
+        size += fabs(w * x)
+        top = ga_greater(top, fabs(term))
+        x_top = ga_greater(x_top, fabs(x))
+    sums[0], sums[1], sums[2], sums[3], sums[4] = dot, quad, size, top, x_top
+    return dot
 
 
 cdef inline double _phi_value(int phi, double a) noexcept nogil:
@@ -1857,9 +1890,12 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     cdef double c = s.wx[j], quad = 0.0, radius, g, angle, ratio, alpha, beta, scale
     cdef double sign = 1.0 if r > 0.0 else -1.0
     cdef bint sphere = s.psi == PSI_SPHERE, lazy
-    for q in range(nnz):
-        quad += x_val[q] * x_val[q] * (1.0 if sphere else s.scale[j] * _unscaled_weight(
-            s, s.num[base + (q if dense else x_ind[q])], 0.0))
+    if dense:
+        for q in range(nnz):
+            quad += x_val[q] * x_val[q] * (
+                1.0 if sphere else s.scale[j] * _unscaled_weight(s, s.num[base + q], 0.0))
+    else:  # summed by _geodesic_dot
+        quad = s.geodesic[j * GEODESIC_SUMS + 1]
     radius = s.U if sphere else 2.0
     g = quad - c * c / (radius * radius) if sphere else quad - c * c
     if not g > 0.0:
@@ -1917,7 +1953,9 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     cdef Py_ssize_t j
     cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
     for j in range(s.k):
-        s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
+        s.wx[j] = s.scale[j] * (_geodesic_dot(s, j, x_val, x_ind, nnz)
+                                if _geodesic(s.psi) and not dense
+                                else _row_dot(s, j, x_val, x_ind, nnz, dense))
         s.a[j] = s.wx[j] + s.intercept[j]
         if not isfinite(s.a[j]):
             return False
@@ -2144,7 +2182,7 @@ cdef class TrialLoop:
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
-    cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each)
+    cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each), geodesic
     cdef double[::1] option_row  # row_x (longest row)
     cdef object saved          # save(): intercepts, buffers, then the stored rows
     cdef object journal        # save(columns): the columns and their stored values
@@ -2185,11 +2223,12 @@ cdef class TrialLoop:
         self.s.y_hat = &self.buffers[6 * k]
         self.s.dot = &self.buffers[7 * k]
         self.s.product = &self.buffers[8 * k]
-        self.option_buffers = np.zeros(4 * k)
+        self.option_buffers = np.zeros((4 + GEODESIC_SUMS) * k)
         self.s.residual = &self.option_buffers[0]
         self.s.wx = &self.option_buffers[k]
         self.s.rest = &self.option_buffers[2 * k]
         self.s.rest_shift = &self.option_buffers[3 * k]
+        self.s.geodesic = &self.option_buffers[4 * k]
         self.s.update, self.s.loss_kind = update, loss
         self.s.clip_low, self.s.clip_high = clip_low, clip_high
         self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
