@@ -1559,6 +1559,10 @@ cdef double _geodesic_dot(State* s, Py_ssize_t j, const double* x_val,
     cdef double term, w, x, dot = 0.0, quad = 0.0, size = 0.0, top = 0.0, x_top = 0.0
     cdef double scale = s.scale[j]
     cdef bint sphere = s.psi == PSI_SPHERE
+    # The loop below is long per coordinate: a whole row's loads would not fit in
+    # the CPU's window of instructions in flight. Start every cache miss first.
+    for q in range(nnz):
+        __builtin_prefetch(nums + x_ind[q])
     for q in range(nnz):
         term, x = nums[x_ind[q]], x_val[q]
         w = term if sphere else term * term
