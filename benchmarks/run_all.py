@@ -21,9 +21,24 @@ from _timing import REPEAT, SCALE, header
 from threadpoolctl import threadpool_limits
 
 
+def cpu():
+    """The CPU's model as Linux names it: ratios differ between generations (on
+    AMD EPYC, family 23 is Zen 1 or 2, family 25 Zen 3 or 4)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or "CPU unknown"
+    return (f"{fields.get('model name', 'CPU unknown')} (family "
+            f"{fields.get('cpu family', '?')}, model {fields.get('model', '?')})")
+
+
 def main():
     nproc = len(os.sched_getaffinity(0))  # what `nproc` prints
-    print(f"{datetime.date.today()}, nproc={nproc}, {platform.machine()}, "
+    print(f"{datetime.date.today()}, nproc={nproc}, {platform.machine()}, {cpu()}, "
           f"Python {platform.python_version()}, NumPy {np.__version__}, "
           f"scikit-learn {sklearn.__version__}; best of {REPEAT}, scale {SCALE}\n")
     header()
