@@ -17,7 +17,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-table = (here.parent / "benchmarks" / "README.md").read_text()
+readme = (here.parent / "benchmarks" / "README.md").read_text()
+# The latest results only: the earlier tables (other machines) follow them.
+table = readme.split("## Latest results", 1)[1].split("\n## ", 1)[0]
 rows = re.findall(
     r"^\| (\d\.\d? ?[^|]+?) \| [^|]+ \| ([^|]+?) [\d.]+(?: MiB)? \| ([\d.]+) \| "
     r"(<=|>=|<) ([\d.]+) \| (yes|NO) \|$", table, flags=re.MULTILINE)
