@@ -281,3 +281,56 @@ def test_a_long_csr_stream_keeps_geodesic_weights_on_their_manifold(psi):
         np.testing.assert_allclose(model.coef_.sum(), 1.0, rtol=1e-13)
     dense = GARegressor(psi=psi, phi="tanh", eta=0.3, U=2.0).partial_fit(X.toarray(), y)
     _assert_same_model(dense, model)
+
+
+def _wide_csr(m, n, nnz, seed):
+    rng = np.random.default_rng(seed)
+    columns = np.sort(np.argsort(rng.random((m, n)), axis=1)[:, :nnz], axis=1)
+    return sp.csr_matrix((rng.uniform(-1, 1, m * nnz), columns.ravel(),
+                          np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
+
+
+def test_csr_outputs_of_gd_learned_one_after_another_equal_single_output_models():
+    # With GD and a coordinate-wise phi the outputs do not interact, and a CSR run
+    # learns them one after another (as SGDClassifier's one-vs-rest does): each must
+    # take exactly the steps of a model of that output alone, and of the dense path.
+    X = _wide_csr(300, 500, 8, seed=7)
+    rng = np.random.default_rng(8)
+    Y = np.tanh(X[:, :3].toarray() @ rng.normal(size=(3, 3)) + rng.normal(size=3))
+    weights = rng.uniform(0.5, 2.0, size=X.shape[0])
+    params = dict(phi="tanh", eta=0.2, max_iter=3, tol=None, random_state=0)
+    model = GARegressor(**params).fit(X, Y, sample_weight=weights)
+    for j in range(3):
+        alone = GARegressor(**params).fit(X, Y[:, j], sample_weight=weights)
+        np.testing.assert_array_equal(model.theta_[j], alone.theta_[0])
+        np.testing.assert_array_equal(model.intercept_[j], alone.intercept_[0])
+    _assert_same_model(GARegressor(**params).fit(X.toarray(), Y, sample_weight=weights),
+                       model)
+    labels = np.digitize(Y[:, 0], [-0.5, 0.0, 0.5])
+    classifier = GAClassifier(eta=0.2).partial_fit(X, labels, classes=np.arange(4))
+    dense = GAClassifier(eta=0.2).partial_fit(X.toarray(), labels, classes=np.arange(4))
+    _assert_same_model(dense, classifier)
+
+
+def test_csr_outputs_learned_apart_report_the_first_trial_that_diverged():
+    # Output 1's large targets overflow its activation trials before output 0's do:
+    # the error names the first trial that failed in any output, and a failed
+    # partial_fit leaves the model as it was.
+    X = sp.csr_matrix(np.ones((60, 4)))
+    Y = np.c_[np.ones(60), np.full(60, 1e250)]
+    params = dict(eta=1e20, fit_intercept=False)
+
+    def failing_trial(y):
+        with pytest.raises(ValueError, match=r"diverged at trial (\d+) ") as error:
+            GARegressor(**params).partial_fit(X, y)
+        return int(error.value.args[0].split("diverged at trial ")[1].split()[0])
+
+    first, second = failing_trial(Y[:, 0]), failing_trial(Y[:, 1])
+    assert second < first
+    assert failing_trial(Y) == second
+    model = GARegressor(**params).partial_fit(X[:2], Y[:2] * 1e-250)
+    before = model.theta_.copy(), model.intercept_.copy(), model.cumulative_loss_
+    with pytest.raises(ValueError, match="diverged"):
+        model.partial_fit(X, Y)
+    np.testing.assert_array_equal(model.theta_, before[0])
+    assert model.cumulative_loss_ == before[2]
