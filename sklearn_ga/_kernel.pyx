@@ -2087,44 +2087,70 @@ cdef inline bint _outputs_apart(State* s) noexcept nogil:
     """Whether a CSR run learns the k outputs one after another over the whole
     batch, as SGDClassifier's one-vs-rest does. A trial of all k rows reads k x nnz
     parameters spread over k x n x 8 bytes, beyond the caches for wide X (20 classes
-    of 2^18 features: 42 MB, 3-3.5x SGDClassifier's epoch; 2.6 MB at 2^14: 0.9x).
-    Outputs do not interact with a coordinate-wise phi (not softmax) and GD; the
-    other psi change the whole state mid-run (recomputes, their lazy theta), so they
-    keep the trial of all k rows."""
-    return (s.k > 1 and s.psi == PSI_IDENTITY and not s.options
-            and s.phi != PHI_SOFTMAX)
+    of 2^18 features: 42 MB, 2.7x SGDClassifier's epoch; 2.6 MB at 2^14: 0.7x).
+    Outputs interact only through a softmax phi. A batch whose coordinates
+    TrialLoop.save recorded must copy every row before a write in O(n), which a
+    state of one output cannot do: such (small) batches keep the trial of all rows,
+    but for GD, which never writes a whole row."""
+    return (s.k > 1 and s.phi != PHI_SOFTMAX
+            and (s.psi == PSI_IDENTITY or s.backup == NULL or s.backed_up))
+
+
+cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
+    """Output j of a state as a state of its own (k = 1): its rows of parameters,
+    terms and per-output values; scratch and settings shared."""
+    cdef State one = s[0]
+    one.k = 1
+    one.theta, one.num, one.den = s.theta + j * s.n, s.num + j * s.n, s.den + j * s.n
+    one.norm, one.shift, one.scale = s.norm + j, s.shift + j, s.scale + j
+    one.mass, one.age, one.product = s.mass + j, s.age + j, s.product + j
+    one.intercept, one.a, one.y_hat, one.dot = (s.intercept + j, s.a + j, s.y_hat + j,
+                                                 s.dot + j)
+    one.residual, one.wx, one.rest, one.rest_shift = (s.residual + j, s.wx + j,
+                                                       s.rest + j, s.rest_shift + j)
+    one.geodesic = s.geodesic + j * GEODESIC_SUMS
+    if s.row_held != NULL:
+        one.row_held = s.row_held + j * s.row_size
+    return one
 
 
 cdef (bint, Py_ssize_t, double) _run_outputs_apart(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         const double[:, ::1] Y, const double[::1] sample_weight,
         const Py_ssize_t[::1] order) noexcept nogil:
-    """The trials of a CSR run, output by output (_outputs_apart): each output
-    takes the same steps as in a trial of all of them. Returns (ok, trials done or
-    the first that failed in any output, the sum of the weighted losses)."""
-    cdef State one = s[0]
-    cdef Py_ssize_t j, t, r, start, limit = order.shape[0]
-    cdef bint weighted = sample_weight.shape[0] > 0, ok = True
+    """The trials of a CSR run, output by output (_outputs_apart), each as
+    TrialLoop.run_csr runs the trials of all outputs: each output takes the steps
+    it takes in those. Returns (ok, trials done or the first that failed in any
+    output, the sum of the weighted losses)."""
+    cdef State one
+    cdef Py_ssize_t j, t, r, start, nnz, seen, limit = order.shape[0]
+    cdef bint weighted = sample_weight.shape[0] > 0, ok = True, failed
     cdef double loss, total = 0.0, weight = 1.0
-    one.k = 1
     for j in range(s.k):
-        one.theta = one.num = one.den = s.theta + j * s.n
-        one.intercept, one.scale, one.a, one.y_hat = (
-            s.intercept + j, s.scale + j, s.a + j, s.y_hat + j)
-        t = 0
+        one = _output_state(s, j)
+        t = seen = 0
+        failed = False
         # An output fails at its first bad trial; the others run up to it, so that
         # the trial reported is the first to fail in any output.
         while t < limit:
             r = order[t]
             start = indptr[r]
+            nnz = indptr[r + 1] - start
+            seen += nnz
             if weighted:
                 weight = sample_weight[r]
-            if not _trial(&one, values + start, columns + start, indptr[r + 1] - start,
-                          False, NULL, &Y[r, j], weight, &loss):
-                ok, limit = False, t
+            if not _trial(&one, values + start, columns + start, nnz, False, NULL,
+                          &Y[r, j], weight, &loss):
+                ok, failed, limit = False, True, t
                 break
             total += weight * loss
             t += 1
+            one.touched += nnz
+            if one.touched >= TOUCH_LIMIT * one.n and _normalized(one.psi):
+                _recompute_all(&one)
+        if one.lazy:
+            _sync_theta(&one, columns, indptr, &order[0], t + failed, seen)
+    s.touched, s.lazy = one.touched, False
     return ok, limit, total
 
 

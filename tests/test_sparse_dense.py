@@ -290,15 +290,19 @@ def _wide_csr(m, n, nnz, seed):
                           np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
 
 
-def test_csr_outputs_of_gd_learned_one_after_another_equal_single_output_models():
-    # With GD and a coordinate-wise phi the outputs do not interact, and a CSR run
-    # learns them one after another (as SGDClassifier's one-vs-rest does): each must
-    # take exactly the steps of a model of that output alone, and of the dense path.
-    X = _wide_csr(300, 500, 8, seed=7)
+@pytest.mark.parametrize("psi", PSI)
+def test_csr_outputs_learned_one_after_another_equal_single_output_models(psi):
+    # With a coordinate-wise phi the outputs do not interact, and a CSR run learns
+    # them one after another (as SGDClassifier's one-vs-rest does): each must take
+    # exactly the steps of a model of that output alone (its recomputes, its lazy
+    # theta written back), and those of the dense path. 40 columns, so that the
+    # rows are recomputed in each pass (every 32 n touched coordinates).
+    X = _wide_csr(600, 40, 8, seed=7)
     rng = np.random.default_rng(8)
     Y = np.tanh(X[:, :3].toarray() @ rng.normal(size=(3, 3)) + rng.normal(size=3))
     weights = rng.uniform(0.5, 2.0, size=X.shape[0])
-    params = dict(phi="tanh", eta=0.2, max_iter=3, tol=None, random_state=0)
+    params = dict(psi=psi, phi="tanh", eta=_eta(psi, "tanh") * 2, U=3.0, p=3.5,
+                  max_iter=3, tol=None, random_state=0)
     model = GARegressor(**params).fit(X, Y, sample_weight=weights)
     for j in range(3):
         alone = GARegressor(**params).fit(X, Y[:, j], sample_weight=weights)
@@ -306,9 +310,12 @@ def test_csr_outputs_of_gd_learned_one_after_another_equal_single_output_models(
         np.testing.assert_array_equal(model.intercept_[j], alone.intercept_[0])
     _assert_same_model(GARegressor(**params).fit(X.toarray(), Y, sample_weight=weights),
                        model)
+    assert np.abs(model.theta_ - model.theta_[:, :1]).max() > 0.01  # it learned
     labels = np.digitize(Y[:, 0], [-0.5, 0.0, 0.5])
-    classifier = GAClassifier(eta=0.2).partial_fit(X, labels, classes=np.arange(4))
-    dense = GAClassifier(eta=0.2).partial_fit(X.toarray(), labels, classes=np.arange(4))
+    params = dict(psi=psi, eta=_eta(psi, "logistic"), U=3.0, p=3.5)
+    classes = np.arange(4)
+    classifier = GAClassifier(**params).partial_fit(X, labels, classes=classes)
+    dense = GAClassifier(**params).partial_fit(X.toarray(), labels, classes=classes)
     _assert_same_model(dense, classifier)
 
 
