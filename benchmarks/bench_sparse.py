@@ -42,12 +42,14 @@ def many_classes(classes=20):
         y = np.random.default_rng(0).integers(0, classes, X.shape[0])
         sgd = SGDClassifier(loss="log_loss", penalty=None, learning_rate="constant",
                             eta0=0.01, **ONE_PASS)
-        for phi in ("logistic", "softmax"):
-            ga = GAClassifier(phi=phi, eta=0.01, **ONE_PASS)
+        for psi, phi in (("identity", "logistic"), ("identity", "softmax"),
+                         ("eg_pm", "logistic")):
+            ga = GAClassifier(psi=psi, phi=phi, eta=0.01, U=10.0, **ONE_PASS)
             ga_time, sgd_time = best_times(
                 *(lambda model=model, X=X, y=y: model.fit(X, y) for model in (ga, sgd)))
-            report(f"CSR epoch, phi={phi}, {classes} classes, {X.shape[0]}x2^{log_n}, "
-                   "50 nnz/row", ga_time, sgd_time, "SGDClassifier", None)
+            report(f"CSR epoch, psi={psi}, phi={phi}, {classes} classes, "
+                   f"{X.shape[0]}x2^{log_n}, 50 nnz/row", ga_time, sgd_time,
+                   "SGDClassifier", None)
 
 if __name__ == "__main__":
     header()
