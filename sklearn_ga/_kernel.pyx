@@ -2114,42 +2114,56 @@ cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
     return one
 
 
+cdef (bint, Py_ssize_t, double, Py_ssize_t) _run_trials(
+        State* s, const double* values, const index_t* columns, const index_t* indptr,
+        const double[:, ::1] Y, Py_ssize_t output, const double[::1] sample_weight,
+        const Py_ssize_t[::1] order, Py_ssize_t limit) noexcept nogil:
+    """The first ``limit`` trials of a CSR run, whose targets start at column
+    ``output`` of Y. Returns (ok, trials done or the one that failed, the sum of
+    the weighted losses, the nonzeros of the rows seen)."""
+    cdef Py_ssize_t t = 0, r, start, nnz, seen = 0
+    cdef bint weighted = sample_weight.shape[0] > 0
+    cdef double loss, total = 0.0, weight = 1.0
+    while t < limit:
+        r = order[t]
+        start = indptr[r]
+        nnz = indptr[r + 1] - start
+        seen += nnz
+        if weighted:
+            weight = sample_weight[r]
+        if not _trial(s, values + start, columns + start, nnz, False, NULL,
+                      &Y[r, output], weight, &loss):
+            return False, t, total, seen
+        total += weight * loss
+        t += 1
+        s.touched += nnz
+        if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
+            _recompute_all(s)
+    return True, t, total, seen
+
+
 cdef (bint, Py_ssize_t, double) _run_outputs_apart(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         const double[:, ::1] Y, const double[::1] sample_weight,
         const Py_ssize_t[::1] order) noexcept nogil:
-    """The trials of a CSR run, output by output (_outputs_apart), each as
-    TrialLoop.run_csr runs the trials of all outputs: each output takes the steps
-    it takes in those. Returns (ok, trials done or the first that failed in any
-    output, the sum of the weighted losses)."""
+    """The trials of a CSR run, output by output (_outputs_apart): each output takes
+    the steps it takes in a trial of all of them. Returns (ok, trials done or the
+    first that failed in any output, the sum of the weighted losses)."""
     cdef State one
-    cdef Py_ssize_t j, t, r, start, nnz, seen, limit = order.shape[0]
-    cdef bint weighted = sample_weight.shape[0] > 0, ok = True, failed
-    cdef double loss, total = 0.0, weight = 1.0
+    cdef Py_ssize_t j, t, seen, limit = order.shape[0]
+    cdef bint ok = True, done
+    cdef double total = 0.0, loss
     for j in range(s.k):
         one = _output_state(s, j)
-        t = seen = 0
-        failed = False
-        # An output fails at its first bad trial; the others run up to it, so that
-        # the trial reported is the first to fail in any output.
-        while t < limit:
-            r = order[t]
-            start = indptr[r]
-            nnz = indptr[r + 1] - start
-            seen += nnz
-            if weighted:
-                weight = sample_weight[r]
-            if not _trial(&one, values + start, columns + start, nnz, False, NULL,
-                          &Y[r, j], weight, &loss):
-                ok, failed, limit = False, True, t
-                break
-            total += weight * loss
-            t += 1
-            one.touched += nnz
-            if one.touched >= TOUCH_LIMIT * one.n and _normalized(one.psi):
-                _recompute_all(&one)
+        done, t, loss, seen = _run_trials(&one, values, columns, indptr, Y, j,
+                                          sample_weight, order, limit)
+        total += loss
         if one.lazy:
-            _sync_theta(&one, columns, indptr, &order[0], t + failed, seen)
+            _sync_theta(&one, columns, indptr, &order[0], t + (not done), seen)
+        if not done:
+            # The others run up to it: the trial reported is the first to fail in
+            # any output.
+            ok, limit = False, t
     s.touched, s.lazy = one.touched, False
     return ok, limit, total
 
@@ -2413,10 +2427,9 @@ cdef class TrialLoop:
         of each row must be unique (canonical CSR): the normalizers are updated from
         the rows' terms before and after the update.
         """
-        cdef Py_ssize_t t = 0, r, start, nnz, longest = 0, n_trials = order.shape[0]
-        cdef Py_ssize_t seen = 0
-        cdef bint weighted = sample_weight.shape[0] > 0, ok = True
-        cdef double loss, total = 0.0, weight = 1.0
+        cdef Py_ssize_t t, r, seen, longest = 0, n_trials = order.shape[0]
+        cdef bint ok
+        cdef double total
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
         self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order)
@@ -2435,26 +2448,12 @@ cdef class TrialLoop:
             if _outputs_apart(&self.s):
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   Y, sample_weight, order)
-            while ok and t < n_trials:
-                r = order[t]
-                start = indptr[r]
-                nnz = indptr[r + 1] - start
-                seen += nnz
-                if weighted:
-                    weight = sample_weight[r]
-                ok = _trial(&self.s, values + start, columns + start, nnz, False,
-                            NULL, &Y[r, 0], weight, &loss)
-                if not ok:
-                    break
-                total += weight * loss
-                t += 1
-                self.s.touched += nnz
-                if (self.s.touched >= TOUCH_LIMIT * self.s.n
-                        and _normalized(self.s.psi)):
-                    _recompute_all(&self.s)
-            if self.s.lazy:
-                _sync_theta(&self.s, columns, &indptr[0], &order[0],
-                            min(t + 1, n_trials), seen)
+            else:
+                ok, t, total, seen = _run_trials(&self.s, values, columns, &indptr[0],
+                                                 Y, 0, sample_weight, order, n_trials)
+                if self.s.lazy:
+                    _sync_theta(&self.s, columns, &indptr[0], &order[0], t + (not ok),
+                                seen)
             ok = ok and _state_finite(&self.s, columns, indptr[indptr.shape[0] - 1])
         return (OK if ok else DIVERGED), t, total
 
