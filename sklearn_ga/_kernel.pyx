@@ -768,6 +768,7 @@ cdef struct State:
     # O(n) write (_guard_rows) first copies every row to ``backup``, once.
     double* backup      #     NULL: no journal
     bint backed_up      #     whether backup holds the rows
+    State* parent       # the state of all outputs, in a state of one (_output_state)
 
 
 cdef Py_ssize_t _stored(State* s, double** arrays) noexcept nogil:
@@ -815,7 +816,10 @@ cdef void _copy_columns(State* s, const Py_ssize_t* columns, Py_ssize_t count,
 
 cdef void _guard_rows(State* s) noexcept nogil:
     """Before a write to coordinates a CSR batch may not touch: copy theta, num and
-    den to the backup of TrialLoop.save, the first time in the batch."""
+    den (every output's) to the backup of TrialLoop.save, the first time in the
+    batch."""
+    if s.parent != NULL:
+        s = s.parent
     if s.backup == NULL or s.backed_up:
         return
     _copy_rows(s, s.backup, False)
@@ -2088,19 +2092,17 @@ cdef inline bint _outputs_apart(State* s) noexcept nogil:
     batch, as SGDClassifier's one-vs-rest does. A trial of all k rows reads k x nnz
     parameters spread over k x n x 8 bytes, beyond the caches for wide X (20 classes
     of 2^18 features: 42 MB, 2.7x SGDClassifier's epoch; 2.6 MB at 2^14: 0.7x).
-    Outputs interact only through a softmax phi. A batch whose coordinates
-    TrialLoop.save recorded must copy every row before a write in O(n), which a
-    state of one output cannot do: such (small) batches keep the trial of all rows,
-    but for GD, which never writes a whole row."""
-    return (s.k > 1 and s.phi != PHI_SOFTMAX
-            and (s.psi == PSI_IDENTITY or s.backup == NULL or s.backed_up))
+    Outputs interact only through a softmax phi."""
+    return s.k > 1 and s.phi != PHI_SOFTMAX
 
 
 cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
     """Output j of a state as a state of its own (k = 1): its rows of parameters,
-    terms and per-output values; scratch and settings shared."""
+    terms and per-output values; scratch, settings and the backup of every row
+    (_guard_rows) shared."""
     cdef State one = s[0]
     one.k = 1
+    one.parent = s
     one.theta, one.num, one.den = s.theta + j * s.n, s.num + j * s.n, s.den + j * s.n
     one.norm, one.shift, one.scale = s.norm + j, s.shift + j, s.scale + j
     one.mass, one.age, one.product = s.mass + j, s.age + j, s.product + j

@@ -276,3 +276,33 @@ def test_a_call_keeps_no_reference_to_the_callers_data():
     del batch, indices
     gc.collect()
     assert alive() is None
+
+
+@pytest.mark.parametrize(("psi", "params"), [
+    ("softmax", {}), ("eg_pm", {}), ("exp", {"eta": 0.05}), ("pnorm", {}),
+    ("sphere", {}), ("simplex", {}), ("eg_pm", {"update": "implicit"}),
+])
+def test_a_failed_sparse_call_of_outputs_learned_apart_puts_back_every_row(psi, params):
+    # One-vs-rest outputs of a CSR batch are learned one after another, each as a
+    # state of its own; with long steps one of them rewrites its row in O(n), and
+    # every row must first be copied (the batch's record holds only its columns).
+    params = {"eta": 6.0, "U": 5.0, **params}
+    labels = np.digitize(Y_WIDE, [-0.5, 0.5])
+    model = GAClassifier(psi=psi, **params).partial_fit(WIDE[:100], labels[:100],
+                                                        classes=[0, 1, 2])
+    twin = copy.deepcopy(model)
+    failing = WIDE[100:140].toarray()
+    failing[-1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(sp.csr_matrix(failing), labels[100:140])
+    for start in (140, 170):
+        model.partial_fit(WIDE[start:start + 30], labels[start:start + 30])
+        twin.partial_fit(WIDE[start:start + 30], labels[start:start + 30])
+    np.testing.assert_array_equal(model.theta_, twin.theta_)
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
+    for j in range(3):  # each output learned as a model of that output alone
+        alone = GAClassifier(psi=psi, **params).partial_fit(
+            WIDE[:100], labels[:100] == j, classes=[False, True])
+        for start in (140, 170):
+            alone.partial_fit(WIDE[start:start + 30], labels[start:start + 30] == j)
+        np.testing.assert_array_equal(model.theta_[j], alone.theta_[0])
