@@ -39,6 +39,10 @@ Design
   before a row is recomputed. A coordinate whose exponential terms underflow
   (below 1e-300) hands theta back to the theta array, which then updates it and
   recomputes the terms from it.
+* A CSR run with a coordinate-wise phi (not softmax) learns its k outputs one after
+  another, each as a state of one output (_output_state), as SGD's one-vs-rest
+  does: a trial of all k rows would read parameters spread over k x n x 8 bytes.
+  Each output takes the steps it takes in a trial of all of them.
 * Dense psi = identity and eg_pm sum the next trial's dot product in the same pass
   as this trial's update, so X is streamed once; eg_pm also sums its normalizer and
   the next max |x_i| there.
