@@ -46,6 +46,15 @@ def dense_case(m, n, seed=0):
             lambda: GARegressor(eta=eta, **ONE_PASS).fit(X, y),
         )
         report(f"3. dense EG± epoch {shape}", eg_pm, gd, "GA GD", 2)
+        # For information: the other psi. pnorm takes a power per coordinate and
+        # trial (p = 2 ln n is not an integer); the geodesic psi a sine and cosine
+        # per trial and a pass that rescales the row.
+        for psi in ("softmax", "exp", "pnorm", "sphere", "simplex"):
+            ga = GARegressor(psi=psi, U=10.0, p=2 * np.log(n),
+                             eta=eta / 10 if psi == "exp" else eta, **ONE_PASS)
+            other, gd = best_times(lambda ga=ga: ga.fit(X, y),
+                                   lambda: GARegressor(eta=eta, **ONE_PASS).fit(X, y))
+            report(f"dense psi={psi} epoch {shape}", other, gd, "GA GD", None)
 
 
 def cases():
