@@ -161,14 +161,20 @@ def test_a_failed_sparse_call_puts_back_rows_it_recomputed(psi, params, eta):
     # too, and those rows must come back from the full copy made first.
     params = {"eta": eta, "U": 5.0, **params}
     model = GARegressor(psi=psi, **params).partial_fit(WIDE[:100], Y_WIDE[:100])
+    _fail_then_continue_as_a_copy(model, Y_WIDE)
+
+
+def _fail_then_continue_as_a_copy(model, y):
+    """A CSR call on WIDE[100:140] failing on NaN in its last row, then two calls:
+    the model must continue exactly as a copy taken before the failure."""
     twin = copy.deepcopy(model)
     failing = WIDE[100:140].toarray()
     failing[-1, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        model.partial_fit(sp.csr_matrix(failing), Y_WIDE[100:140])
+        model.partial_fit(sp.csr_matrix(failing), y[100:140])
     for start in (140, 170):
-        model.partial_fit(WIDE[start:start + 30], Y_WIDE[start:start + 30])
-        twin.partial_fit(WIDE[start:start + 30], Y_WIDE[start:start + 30])
+        model.partial_fit(WIDE[start:start + 30], y[start:start + 30])
+        twin.partial_fit(WIDE[start:start + 30], y[start:start + 30])
     np.testing.assert_array_equal(model.theta_, twin.theta_)
     np.testing.assert_array_equal(model.coef_, twin.coef_)
 
@@ -290,16 +296,7 @@ def test_a_failed_sparse_call_of_outputs_learned_apart_puts_back_every_row(psi, 
     labels = np.digitize(Y_WIDE, [-0.5, 0.5])
     model = GAClassifier(psi=psi, **params).partial_fit(WIDE[:100], labels[:100],
                                                         classes=[0, 1, 2])
-    twin = copy.deepcopy(model)
-    failing = WIDE[100:140].toarray()
-    failing[-1, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        model.partial_fit(sp.csr_matrix(failing), labels[100:140])
-    for start in (140, 170):
-        model.partial_fit(WIDE[start:start + 30], labels[start:start + 30])
-        twin.partial_fit(WIDE[start:start + 30], labels[start:start + 30])
-    np.testing.assert_array_equal(model.theta_, twin.theta_)
-    np.testing.assert_array_equal(model.coef_, twin.coef_)
+    _fail_then_continue_as_a_copy(model, labels)
     for j in range(3):  # each output learned as a model of that output alone
         alone = GAClassifier(psi=psi, **params).partial_fit(
             WIDE[:100], labels[:100] == j, classes=[False, True])
