@@ -1942,10 +1942,11 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     theta - (beta / alpha) (x or theta x); otherwise the row is rebuilt from omega'.
     """
     cdef Py_ssize_t q, i, base = j * s.n
-    cdef double c = s.wx[j], quad = 0.0, radius, g, angle, ratio, alpha, beta, scale
+    # c and quad were summed in the dot product's pass.
+    cdef double c = s.wx[j], quad = s.geodesic[j * GEODESIC_SUMS + 1]
+    cdef double radius, g, angle, ratio, alpha, beta, scale
     cdef double sign = 1.0 if r > 0.0 else -1.0
     cdef bint sphere = s.psi == PSI_SPHERE, lazy
-    quad = s.geodesic[j * GEODESIC_SUMS + 1]  # summed with the dot product
     radius = s.U if sphere else 2.0
     g = quad - c * c / (radius * radius) if sphere else quad - c * c
     if not g > 0.0:
