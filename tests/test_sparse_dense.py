@@ -324,18 +324,21 @@ def test_pnorm_weights_follow_theta_that_outgrows_its_shift_on_csr(p):
     # pnorm measures theta in units of the shift (max |theta|); targets that grow
     # 400-fold drive theta past it, by the factor e^(30 / p) that ends a term's range,
     # again and again. The CSR terms must still give psi(theta_) and the steps of the
-    # dense path, which computes every term afresh at each trial.
+    # dense path, which computes every term afresh at each trial. Two outputs, each
+    # learned as a state of its own.
     X = _wide_csr(3000, 200, 10, seed=11)
     rng = np.random.default_rng(12)
-    y = np.exp(np.arange(X.shape[0]) / 500) * (X[:, :5] @ rng.normal(size=5))
+    growth = np.exp(np.arange(X.shape[0]) / 500)[:, None]
+    Y = growth * (X[:, :10].toarray() @ rng.normal(size=(10, 2)))
     params = dict(psi="pnorm", eta=0.05, p=p)
-    early = GARegressor(**params).partial_fit(X[:300], y[:300])
-    model = GARegressor(**params).partial_fit(X, y)
-    assert np.abs(model.theta_).max() > 50 * np.abs(early.theta_).max()
-    expected = PSI["pnorm"].weights(model.theta_, 1.0, p)[0]
+    early = GARegressor(**params).partial_fit(X[:300], Y[:300])
+    model = GARegressor(**params).partial_fit(X, Y)
+    assert np.all(np.abs(model.theta_).max(axis=1)
+                  > 50 * np.abs(early.theta_).max(axis=1))
+    expected = PSI["pnorm"].weights(model.theta_, 1.0, p)
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-12,
                                atol=1e-14 * np.abs(expected).max())
-    _assert_same_model(GARegressor(**params).partial_fit(X.toarray(), y), model)
+    _assert_same_model(GARegressor(**params).partial_fit(X.toarray(), Y), model)
 
 
 def test_csr_outputs_learned_apart_report_the_first_trial_that_diverged():
