@@ -162,12 +162,15 @@ cdef extern from *:
        e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300 gives 0,
        below the normalizer's rounding, which is >= 1), the logs and the exps in two
        passes (num holds the logs between them): one fused loop spills registers and
-       runs slower. */
+       runs slower. A long row (a recompute) goes in blocks, and a block of zeros
+       takes no power: most of a wide sparse row is 0 after a fit's first rows, or
+       when features never occur. (Rows of 1000 in blocks took 2% longer.) */
+    enum { GA_PNORM_BLOCK = 512 };
     GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double shift,
                                        double p, Py_ssize_t n) {
-        Py_ssize_t q;
+        Py_ssize_t q, start, size;
         double r, power, square;
-        int e, b;
+        int e, b, nonzero;
         if (p == 2.0) {  /* no power to take (a test inside would be if-converted) */
             for (q = 0; q < n; q++)
                 num[q] = theta[q] / shift;
@@ -185,6 +188,19 @@ cdef extern from *:
                     power *= (e >> b) & 1 ? square : 1.0;
                 }
                 num[q] = theta[q] < 0.0 ? -power : power;
+            }
+            return;
+        }
+        if (n > 8 * GA_PNORM_BLOCK) {
+            for (start = 0; start < n; start += GA_PNORM_BLOCK) {
+                size = n - start < GA_PNORM_BLOCK ? n - start : GA_PNORM_BLOCK;
+                nonzero = 0;
+                for (q = start; q < start + size; q++)
+                    nonzero |= theta[q] != 0.0;
+                if (nonzero)
+                    ga_pnorm_terms(theta + start, num + start, shift, p, size);
+                else
+                    memset(num + start, 0, size * sizeof(double));
             }
             return;
         }

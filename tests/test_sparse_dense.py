@@ -341,6 +341,23 @@ def test_pnorm_weights_follow_theta_that_outgrows_its_shift_on_csr(p):
     _assert_same_model(GARegressor(**params).partial_fit(X.toarray(), Y), model)
 
 
+def test_pnorm_recomputes_a_wide_sparse_row_block_by_block():
+    # A row of over 4096 parameters is recomputed in blocks of 512, those all 0
+    # without a power (5000 leaves a short last block): at the first trial, and
+    # after every 32 n touched coordinates (here during epoch 67, when over half
+    # the columns have never occurred). coef_ must stay psi(theta_).
+    X = _wide_csr(400, 5000, 6, seed=13)
+    y = np.asarray(X[:, ::50].sum(axis=1)).ravel()
+    p = 2 * np.log(X.shape[1])
+    model = GARegressor(psi="pnorm", eta=0.03, p=p, max_iter=70, tol=None,
+                        random_state=0)
+    model.fit(X, y)
+    assert 1000 < np.count_nonzero(model.theta_) < 2000
+    expected = PSI["pnorm"].weights(model.theta_, 1.0, p)[0]
+    np.testing.assert_allclose(model.coef_, expected, rtol=1e-12,
+                               atol=1e-14 * np.abs(expected).max())
+
+
 def test_csr_outputs_learned_apart_report_the_first_trial_that_diverged():
     # Output 1's large targets overflow its activation trials before output 0's do:
     # the error names the first trial that failed in any output, and a failed
