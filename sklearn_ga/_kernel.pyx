@@ -28,7 +28,7 @@ Design
   step, after RENEW_DENSE small ones (eg_pm: twice as many), or always for pnorm.
   A CSR row updates only its nnz terms and the normalizer incrementally; the row is
   recomputed in O(n) only when the shift drifts (pnorm's terms, when theta outgrows
-  it, are rescaled instead: no power), when the changes summed into the normalizer
+  it, are rescaled instead: _reshift_row), when the changes summed into the normalizer
   could have eaten its precision, or after TOUCH_LIMIT * n touched coordinates:
   O(nnz) amortized per trial.
 * In a CSR run of softmax, eg_pm or exp without options, and of the geodesic
@@ -1284,29 +1284,34 @@ cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
 
     A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
     shift is stale; many changes summed into the normalizer may have eaten its
-    precision: then the row is recomputed from theta (pnorm's outgrown shift: moved,
-    _reshift_pnorm_row).
+    precision: then the row is recomputed from theta (an outgrown shift: _reshift_row).
     """
     s.norm[j] += total
     s.mass[j] += mass
     if not s.norm[j] > TERM_LOW or s.mass[j] > MASS_LIMIT * s.norm[j]:
         _recompute_row(s, j)
-    elif top > TERM_HIGH and s.psi == PSI_PNORM:
-        _reshift_pnorm_row(s, j)
     elif top > TERM_HIGH:
-        _recompute_row(s, j)
+        _reshift_row(s, j)
     else:
         _set_scale(s, j)
 
 
-cdef void _reshift_pnorm_row(State* s, Py_ssize_t j) noexcept nogil:
-    """Measure row j in units of its new max |theta|, which outgrew the shift: each
-    term sign(t) (|t| / shift)^(p - 1) scales by (shift / new shift)^(p - 1), a
-    multiplication instead of a power per coordinate (a recompute at p = 24.95 and
-    n = 2^18 takes as long as 3000 trials). The normalizer is summed afresh."""
+cdef void _reshift_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Measure row j in units of its new max |theta|, which outgrew the shift.
+
+    pnorm's terms sign(t) (|t| / shift)^(p - 1) scale by (shift / new shift)^(p - 1),
+    a multiplication instead of a power per coordinate (a recompute at p = 24.95 and
+    n = 2^18 takes as long as 3000 trials); the normalizer is summed afresh. The
+    exponential terms are recomputed: in a lazy run they hold theta, which a term
+    scaled below UNDERFLOW would lose.
+    """
     cdef Py_ssize_t i, base = j * s.n
-    cdef double shift = ga_max(s.theta + base, s.n, 1), factor
+    cdef double shift, factor
     cdef double* num = s.num + base
+    if s.psi != PSI_PNORM:
+        _recompute_row(s, j)
+        return
+    shift = ga_max(s.theta + base, s.n, 1)
     _guard_rows(s)
     ga_pnorm_terms(&s.shift[j], &factor, shift, s.p, 1)
     for i in range(s.n):
