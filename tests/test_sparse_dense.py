@@ -261,17 +261,20 @@ def test_a_wide_batch_writes_back_every_parameter_it_touched(psi):
     _assert_same_model(dense, sparse)
 
 
+def _wide_csr(m, n, nnz, seed):
+    rng = np.random.default_rng(seed)
+    columns = np.sort(np.argsort(rng.random((m, n)), axis=1)[:, :nnz], axis=1)
+    return sp.csr_matrix((rng.uniform(-1, 1, m * nnz), columns.ravel(),
+                          np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
+
+
 @pytest.mark.parametrize("psi", ["sphere", "simplex"])
 def test_a_long_csr_stream_keeps_geodesic_weights_on_their_manifold(psi):
     # A CSR run updates the geodesic normalizer sum num^2 by the change of the touched
     # terms only (KMWW Examples 2, 3), never summing it afresh before 32 n touched
     # coordinates: after 4000 rows it must still put the weights on the sphere of
     # radius U, or on the simplex, to rounding.
-    rng = np.random.default_rng(6)
-    m, nnz, n = 4000, 10, 2000
-    columns = np.sort(np.argsort(rng.random((m, n)), axis=1)[:, :nnz], axis=1)
-    X = sp.csr_matrix((rng.uniform(-1, 1, m * nnz), columns.ravel(),
-                       np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
+    X = _wide_csr(4000, 2000, 10, seed=6)
     y = np.tanh(X[:, :20].sum(axis=1).A.ravel())
     model = GARegressor(psi=psi, phi="tanh", eta=0.3, U=2.0).partial_fit(X, y)
     assert np.abs(model.theta_ - model.theta_[0, 0]).max() > 0.1  # it learned
@@ -281,13 +284,6 @@ def test_a_long_csr_stream_keeps_geodesic_weights_on_their_manifold(psi):
         np.testing.assert_allclose(model.coef_.sum(), 1.0, rtol=1e-13)
     dense = GARegressor(psi=psi, phi="tanh", eta=0.3, U=2.0).partial_fit(X.toarray(), y)
     _assert_same_model(dense, model)
-
-
-def _wide_csr(m, n, nnz, seed):
-    rng = np.random.default_rng(seed)
-    columns = np.sort(np.argsort(rng.random((m, n)), axis=1)[:, :nnz], axis=1)
-    return sp.csr_matrix((rng.uniform(-1, 1, m * nnz), columns.ravel(),
-                          np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
 
 
 @pytest.mark.parametrize("psi", PSI)
