@@ -2192,15 +2192,15 @@ cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
     return one
 
 
-cdef (bint, Py_ssize_t, double, Py_ssize_t) _run_trials(
+cdef (bint, Py_ssize_t, double) _run_trials(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         const double[:, ::1] Y, Py_ssize_t output, const double[::1] sample_weight,
         const Py_ssize_t[::1] order, Py_ssize_t limit) noexcept nogil:
     """The first ``limit`` trials of a CSR run, whose targets start at column
-    ``output`` of Y. Returns (ok, trials done or the one that failed, the sum of
-    the weighted losses, the nonzeros of the rows seen)."""
+    ``output`` of Y; a lazy run ends with theta written back (_sync_theta). Returns
+    (ok, trials done or the one that failed, the sum of the weighted losses)."""
     cdef Py_ssize_t t = 0, r, start, nnz, seen = 0
-    cdef bint weighted = sample_weight.shape[0] > 0
+    cdef bint weighted = sample_weight.shape[0] > 0, ok = True
     cdef double loss, total = 0.0, weight = 1.0
     while t < limit:
         r = order[t]
@@ -2209,15 +2209,18 @@ cdef (bint, Py_ssize_t, double, Py_ssize_t) _run_trials(
         seen += nnz
         if weighted:
             weight = sample_weight[r]
-        if not _trial(s, values + start, columns + start, nnz, False, NULL,
-                      &Y[r, output], weight, &loss):
-            return False, t, total, seen
+        ok = _trial(s, values + start, columns + start, nnz, False, NULL,
+                    &Y[r, output], weight, &loss)
+        if not ok:
+            break
         total += weight * loss
         t += 1
         s.touched += nnz
         if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
             _recompute_all(s)
-    return True, t, total, seen
+    if s.lazy:
+        _sync_theta(s, columns, indptr, &order[0], t + (not ok), seen)
+    return ok, t, total
 
 
 cdef (bint, Py_ssize_t, double) _run_outputs_apart(
@@ -2228,16 +2231,14 @@ cdef (bint, Py_ssize_t, double) _run_outputs_apart(
     the steps it takes in a trial of all of them. Returns (ok, trials done or the
     first that failed in any output, the sum of the weighted losses)."""
     cdef State one
-    cdef Py_ssize_t j, t, seen, limit = order.shape[0]
+    cdef Py_ssize_t j, t, limit = order.shape[0]
     cdef bint ok = True, done
     cdef double total = 0.0, loss
     for j in range(s.k):
         one = _output_state(s, j)
-        done, t, loss, seen = _run_trials(&one, values, columns, indptr, Y, j,
-                                          sample_weight, order, limit)
+        done, t, loss = _run_trials(&one, values, columns, indptr, Y, j,
+                                    sample_weight, order, limit)
         total += loss
-        if one.lazy:
-            _sync_theta(&one, columns, indptr, &order[0], t + (not done), seen)
         if not done:
             # The others run up to it: the trial reported is the first to fail in
             # any output.
@@ -2505,7 +2506,7 @@ cdef class TrialLoop:
         of each row must be unique (canonical CSR): the normalizers are updated from
         the rows' terms before and after the update.
         """
-        cdef Py_ssize_t t, r, seen, longest = 0, n_trials = order.shape[0]
+        cdef Py_ssize_t t, r, longest = 0, n_trials = order.shape[0]
         cdef bint ok
         cdef double total
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
@@ -2527,11 +2528,8 @@ cdef class TrialLoop:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   Y, sample_weight, order)
             else:
-                ok, t, total, seen = _run_trials(&self.s, values, columns, &indptr[0],
-                                                 Y, 0, sample_weight, order, n_trials)
-                if self.s.lazy:
-                    _sync_theta(&self.s, columns, &indptr[0], &order[0], t + (not ok),
-                                seen)
+                ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], Y, 0,
+                                           sample_weight, order, n_trials)
             ok = ok and _state_finite(&self.s, columns, indptr[indptr.shape[0] - 1])
         return (OK if ok else DIVERGED), t, total
 
