@@ -461,9 +461,12 @@ def test_malformed_csr_is_refused_before_the_loop(indices, indptr, canonical):
     # The compiled loop reads X's structure without bounds checks: a malformed
     # matrix (scipy builds one without complaint) must be refused, not read.
     X = _csr([1.0, 2.0, 3.0], indices, indptr, (2, 3), canonical)
-    # The default eta="theory" reads X (b of eq. 28) before the loop does.
+    # The default eta="theory" reads X (b of eq. 28) before the loop does; at a
+    # given eta, fit's loop checks each row before it reads it (softmax: a lazy
+    # run, whose end writes theta back for the rows it ran).
     for model in (GARegressor(eta=0.1), GARegressor(psi="eg_pm"),
-                  GARegressorCV(etas=[0.1])):
+                  GARegressor(psi="softmax", eta=0.1),
+                  GARegressor(psi="pnorm", eta=0.1), GARegressorCV(etas=[0.1])):
         with pytest.raises(ValueError, match="malformed CSR"):
             model.fit(X, [1.0, 2.0])
     # Predictions go through scipy's product, which reads it unchecked too; later
@@ -473,6 +476,54 @@ def test_malformed_csr_is_refused_before_the_loop(indices, indptr, canonical):
                    lambda X: fitted.partial_fit(X, [0, 1])):
         with pytest.raises(ValueError, match="malformed CSR"):
             method(X)
+
+
+@pytest.mark.parametrize("make_model", [
+    lambda psi: GARegressor(psi=psi, eta=0.05, p=3.0, shuffle=True, random_state=0),
+    lambda psi: GAClassifier(psi=psi, phi="logistic", eta=0.05, p=3.0, random_state=0),
+], ids=["regressor", "classifier-outputs-apart"])
+@pytest.mark.parametrize("psi", ["identity", "softmax", "eg_pm", "pnorm"])
+@pytest.mark.parametrize("flaw", ["index-past-n", "negative-index", "indptr-past",
+                                  "decreasing-indptr", "unsorted", "duplicate"])
+def test_fit_checks_each_csr_row_before_reading_it(make_model, psi, flaw):
+    # fit at a given eta leaves the structure to its loop's rows: the flawed row
+    # comes last in X, after trials that change the parameters. A malformed X is
+    # refused, and the model is as it was; an unsorted one is learned as sorted.
+    rng = np.random.default_rng(1)
+    dense = sp.random(60, 30, density=0.2, format="csr", random_state=rng)
+    dense.data = rng.uniform(-1, 1, dense.data.size)
+    flawed = dense.copy()
+    last = slice(flawed.indptr[-2], flawed.indptr[-1])
+    assert last.stop - last.start >= 3
+    if flaw == "index-past-n":
+        flawed.indices[last.stop - 1] = 10_000_000
+    elif flaw == "negative-index":
+        flawed.indices[last.start] = -4
+    elif flaw == "indptr-past":
+        flawed.indptr[-2] = flawed.indptr[-1] + 50
+    elif flaw == "decreasing-indptr":
+        flawed.indptr[-2] = flawed.indptr[-3] - 1
+    elif flaw == "unsorted":
+        flawed.indices[last] = flawed.indices[last][::-1].copy()
+        flawed.data[last] = flawed.data[last][::-1].copy()
+    else:
+        flawed.indices[last.start + 1] = flawed.indices[last.start]
+        dense = _csr(flawed.data.copy(), flawed.indices.copy(), flawed.indptr.copy(),
+                     flawed.shape)
+        dense.sum_duplicates()  # (in place)
+    flawed.has_canonical_format = True  # (not trusted)
+    classifier = isinstance(make_model(psi), GAClassifier)
+    y = np.arange(60) % 3 if classifier else dense @ np.ones(30)
+    model = make_model(psi).fit(dense[::2], y[::2])
+    if flaw in ("unsorted", "duplicate"):
+        reference = make_model(psi).fit(dense.toarray(), y)
+        np.testing.assert_allclose(model.fit(flawed, y).theta_, reference.theta_,
+                                   rtol=1e-12, atol=1e-15)
+        return
+    before = state(model)
+    with pytest.raises(ValueError, match="malformed CSR"):
+        model.fit(flawed, y)
+    assert_same_state(before, state(model))
 
 
 @pytest.mark.parametrize("psi", ["identity", "softmax", "eg_pm", "pnorm"])
