@@ -806,7 +806,8 @@ cdef struct State:
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num unless EG+-)
-    double* row_held    # k x nnz EG+- lazy runs: the row's den, from the dot products
+    double* row_held    # k x nnz EG+- lazy runs: the row's den, from the dot products;
+                        #     pnorm: 2k x nnz, each output's terms and theta (_held_row)
     Py_ssize_t row_size #     longest CSR row (the stride of row_held)
     # Options of issue 6, read only by _trial_options (the plain GA rule skips them).
     bint options        #     whether any option below differs from plain GA
@@ -1189,6 +1190,11 @@ cdef inline double _sparse_dot_diff(const double* a, const double* b,
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline double* _held_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Row j's part of row_held: EG+-'s den, or pnorm's terms then theta."""
+    return s.row_held + j * (2 if s.psi == PSI_PNORM else 1) * s.row_size
+
+
 cdef inline double _sparse_dot_held(const double* num, double product,
                                     const double* x_val, const index_t* x_ind,
                                     Py_ssize_t nnz, double* held) noexcept nogil:
@@ -1433,7 +1439,7 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     cdef double* down
     cdef double* up
     cdef double* olds
-    cdef double* held = (s.row_held + j * s.row_size  # EG+-'s den (lazy runs)
+    cdef double* held = (_held_row(s, j)  # EG+-'s den (lazy runs)
                          if s.row_held != NULL else NULL)
     cdef double sums[3]
     cdef bint pm, small, lazy
@@ -1526,60 +1532,51 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
+cdef inline double _pnorm_dot(State* s, Py_ssize_t j, const double* x_val,
+                              const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
+    """pnorm's CSR dot product sum_q num[x_ind[q]] x_val[q] (row j), which leaves the
+    row's terms and theta in row j's held buffers (_held_row) for the update: its
+    passes then read them in order, with no load after a store, and it only stores.
+    The gathers come first, in a short loop whose cache misses all overlap."""
+    cdef Py_ssize_t q, i
+    cdef const double* num = s.num + j * s.n
+    cdef const double* theta = s.theta + j * s.n
+    cdef double* held_num = _held_row(s, j)
+    cdef double* held_theta = held_num + s.row_size
+    for q in range(nnz):
+        i = x_ind[q]
+        held_num[q] = num[i]
+        held_theta[q] = theta[i]
+    return ga_dot(held_num, x_val, nnz)
+
+
 cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
                             const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """theta_j <- theta_j - step * x on a CSR row for pnorm, whose terms do not hold
-    theta: theta moves, the terms of the touched coordinates are computed afresh
-    (ga_pnorm_terms, vectorized over the gathered theta) and the normalizer changes
-    by their terms num theta / shift (>= 0: num has theta's sign). Four coordinates
-    are loaded before they are stored (see _sparse_axpy).
+    theta: from the row's terms and theta that the dot product gathered (_pnorm_dot;
+    the options' trials gather them here), theta moves and the terms are computed
+    afresh (ga_pnorm_terms, vectorized), then both are scattered. The normalizer
+    changes by their terms num theta / shift (>= 0: num has theta's sign).
     """
-    cdef Py_ssize_t q = 0, i0, i1, i2, i3
+    cdef Py_ssize_t q, i
     cdef double* theta = s.theta + j * s.n
     cdef double* nums = s.num + j * s.n
-    cdef double* news = s.row_theta
+    cdef double* held_num = _held_row(s, j)
+    cdef double* news = held_num + s.row_size  # theta, then its new values
     cdef double* terms = s.row_num
-    cdef double t0, t1, t2, t3, u0, u1, u2, u3
-    cdef double removed = 0.0, added = 0.0, top = 0.0, shift = s.shift[j]
-    while q < nnz:
-        if q + 4 <= nnz:
-            i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
-            t0, t1, t2, t3 = theta[i0], theta[i1], theta[i2], theta[i3]
-            u0, u1, u2, u3 = nums[i0], nums[i1], nums[i2], nums[i3]
-            removed += (u0 * t0 + u1 * t1) + (u2 * t2 + u3 * t3)
-            t0 -= step * x_val[q]
-            t1 -= step * x_val[q + 1]
-            t2 -= step * x_val[q + 2]
-            t3 -= step * x_val[q + 3]
-            theta[i0], theta[i1], theta[i2], theta[i3] = t0, t1, t2, t3
-            news[q], news[q + 1], news[q + 2], news[q + 3] = t0, t1, t2, t3
-            q += 4
-        else:
-            i0 = x_ind[q]
-            t0 = theta[i0]
-            removed += nums[i0] * t0
-            t0 -= step * x_val[q]
-            theta[i0] = t0
-            news[q] = t0
-            q += 1
+    cdef double removed, added = 0.0, top = 0.0, term, shift = s.shift[j]
+    if s.options:
+        _pnorm_dot(s, j, x_val, x_ind, nnz)
+    removed = ga_dot(held_num, news, nnz)
+    ga_axpy(news, step, x_val, nnz)
     ga_pnorm_terms(news, terms, shift, s.p, nnz)
-    q = 0
-    while q < nnz:
-        if q + 4 <= nnz:
-            i0, i1, i2, i3 = x_ind[q], x_ind[q + 1], x_ind[q + 2], x_ind[q + 3]
-            u0, u1, u2, u3 = terms[q], terms[q + 1], terms[q + 2], terms[q + 3]
-            nums[i0], nums[i1], nums[i2], nums[i3] = u0, u1, u2, u3
-            u0, u1 = u0 * news[q], u1 * news[q + 1]
-            u2, u3 = u2 * news[q + 2], u3 * news[q + 3]
-            added += (u0 + u1) + (u2 + u3)
-            top = ga_greater(top, ga_greatest4(u0, u1, u2, u3))
-            q += 4
-        else:
-            nums[x_ind[q]] = terms[q]
-            u0 = terms[q] * news[q]
-            added += u0
-            top = ga_greater(top, u0)
-            q += 1
+    for q in range(nnz):
+        i = x_ind[q]
+        theta[i] = news[q]
+        nums[i] = terms[q]
+        term = terms[q] * news[q]
+        added += term
+        top = ga_greater(top, term)
     _renormalize_sparse_row(s, j, (added - removed) / shift, (added + removed) / shift,
                             top / shift)
 
@@ -2146,17 +2143,14 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
         elif s.psi == PSI_EG_PM and s.lazy:
             dot = _sparse_dot_held(s.num + j * s.n, s.product[j], x_val, x_ind, nnz,
-                                   s.row_held + j * s.row_size)
+                                   _held_row(s, j))
+        elif s.psi == PSI_PNORM and not dense:
+            dot = _pnorm_dot(s, j, x_val, x_ind, nnz)
         elif s.psi == PSI_EG_PM:
             dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
-            if not s.lazy and s.num != s.theta:
-                # The update reads theta there next (apart from the terms, which do
-                # not hold it: pnorm): start those cache misses now, with the dot's.
-                for q in range(nnz):
-                    __builtin_prefetch(s.theta + j * s.n + x_ind[q])
             dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
         s.a[j] = s.scale[j] * dot + s.intercept[j]
         if not isfinite(s.a[j]):
@@ -2221,7 +2215,7 @@ cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
                                                        s.rest + j, s.rest_shift + j)
     one.geodesic = s.geodesic + j * GEODESIC_SUMS
     if s.row_held != NULL:
-        one.row_held = s.row_held + j * s.row_size
+        one.row_held = _held_row(s, j)
     return one
 
 
@@ -2629,8 +2623,10 @@ cdef class TrialLoop:
                                or self.option_row.shape[0] < longest):
             self.option_row = np.empty(max(longest, 1))
             self.s.row_x = &self.option_row[0]
-        # EG+-'s den of the row, for every output, in plain CSR runs only.
-        held = self.s.k if self.s.psi == PSI_EG_PM and not self.s.options else 0
+        # EG+-'s den of the row, for every output, in plain CSR runs only; pnorm's
+        # terms and theta.
+        held = (2 * self.s.k if self.s.psi == PSI_PNORM
+                else self.s.k if self.s.psi == PSI_EG_PM and not self.s.options else 0)
         if self.row_buffers is not None and self.s.row_size >= longest:
             return
         self.row_buffers = np.empty((3 + held) * max(longest, 1))
