@@ -2492,7 +2492,9 @@ cdef class TrialLoop:
             np.asarray(self.num)[...] = num
         if den is not None:
             np.asarray(self.den)[...] = den
-        np.asarray(self.buffers)[...] = buffers
+        # (Saved before pnorm's anchors, the last two k values, a state leaves them
+        # 0: none yet, and the first scale takes the power afresh.)
+        np.asarray(self.buffers)[:len(buffers)] = buffers
 
     def terms(self):
         """What the loop holds besides theta and b: ``(num, den, buffers, touched)``

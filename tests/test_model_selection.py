@@ -3,6 +3,7 @@
 import pickle
 
 import numpy as np
+import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -58,6 +59,22 @@ def test_clone_and_pickle_keep_the_model():
     np.testing.assert_array_equal(restored.partial_fit(X, y).coef_,
                                   model.partial_fit(X, y).coef_)
     assert restored.t_ == model.t_ == 400
+
+
+@pytest.mark.parametrize("psi", ["pnorm", "eg_pm"])
+def test_a_model_pickled_before_pnorms_anchors_continues(psi):
+    # The loop's buffers of the previous version end before pnorm's anchors (the
+    # last normalizer whose power was taken, and that power): a copy takes the
+    # power afresh at its first trial, and continues as the model does.
+    X, y = sparse_target(m=200)
+    model = GARegressor(psi=psi, eta=0.05, p=3.5).partial_fit(X, y)
+    state = model.__getstate__()
+    key, (num, den, buffers, touched) = state["_kept_terms"]
+    state["_kept_terms"] = key, (num, den, buffers[:9], touched)
+    restored = GARegressor.__new__(GARegressor)
+    restored.__setstate__(state)
+    np.testing.assert_allclose(restored.partial_fit(X, y).coef_,
+                               model.partial_fit(X, y).coef_, rtol=1e-12)
 
 
 def test_a_model_pickled_before_predictions_recorded_their_phi_still_predicts():
