@@ -919,6 +919,12 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
             num[q] = theta[q] / shift
 
 
+cdef inline double _pnorm_power(State* s, double norm) noexcept nogil:
+    """norm^(-(p-2)/p) by the kernel's exp and log (cheaper than libm pow); 0 for a
+    normalizer of 0."""
+    return 0.0 if norm == 0.0 else ga_exp(s.binomial[0] * ga_log(norm))
+
+
 cdef inline double _scale_value(State* s, double norm, double shift) noexcept nogil:
     """omega_ji = scale_j * num_ji for a row with this normalizer and shift."""
     if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
@@ -926,8 +932,7 @@ cdef inline double _scale_value(State* s, double norm, double shift) noexcept no
     elif s.psi == PSI_EG_PM:
         return s.U / norm
     elif s.psi == PSI_PNORM:
-        # norm^(-(p-2)/p) by the kernel's exp and log: cheaper than libm pow.
-        return 0.0 if norm == 0.0 else shift * ga_exp((2.0 - s.p) / s.p * ga_log(norm))
+        return shift * _pnorm_power(s, norm)
     elif s.psi == PSI_SPHERE:
         return s.U / sqrt(norm)
     return 1.0
@@ -955,9 +960,9 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
                       + e4 * ((c[4] + c[5] * e) + e2 * c[6]))
         s.scale[j] = s.shift[j] * (s.anchor_power[j] + s.anchor_power[j] * series)
         return
-    s.scale[j] = _scale_value(s, norm, s.shift[j])
     s.anchor[j] = 1.0 / norm if norm > 0.0 else 0.0
-    s.anchor_power[j] = s.scale[j] / s.shift[j]
+    s.anchor_power[j] = _pnorm_power(s, norm)
+    s.scale[j] = s.shift[j] * s.anchor_power[j]
 
 
 cdef inline bint _term_holds(State* s, double num) noexcept nogil:
@@ -1534,12 +1539,12 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     _renormalize_sparse_row(s, j, total, mass, top)
 
 
-cdef inline double _pnorm_dot(State* s, Py_ssize_t j, const double* x_val,
-                              const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
-    """pnorm's CSR dot product sum_q num[x_ind[q]] x_val[q] (row j), which leaves the
-    row's terms and theta in row j's held buffers (_held_row) for the update: its
-    passes then read them in order, with no load after a store, and it only stores.
-    The gathers come first, in a short loop whose cache misses all overlap."""
+cdef inline double* _pnorm_gather(State* s, Py_ssize_t j, const index_t* x_ind,
+                                  Py_ssize_t nnz) noexcept nogil:
+    """Copy a CSR row's pnorm terms and theta (row j) to row j's held buffers
+    (_held_row; returned), for its update: its passes then read them in order, with
+    no load after a store, and it only stores. One short loop, whose cache misses
+    all overlap."""
     cdef Py_ssize_t q, i
     cdef const double* num = s.num + j * s.n
     cdef const double* theta = s.theta + j * s.n
@@ -1549,14 +1554,14 @@ cdef inline double _pnorm_dot(State* s, Py_ssize_t j, const double* x_val,
         i = x_ind[q]
         held_num[q] = num[i]
         held_theta[q] = theta[i]
-    return ga_dot(held_num, x_val, nnz)
+    return held_num
 
 
 cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x_val,
                             const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """theta_j <- theta_j - step * x on a CSR row for pnorm, whose terms do not hold
-    theta: from the row's terms and theta that the dot product gathered (_pnorm_dot;
-    the options' trials gather them here), theta moves and the terms are computed
+    theta: from the row's terms and theta that the dot product gathered
+    (_pnorm_gather; the options' trials gather them here), theta moves and the terms are computed
     afresh (ga_pnorm_terms, vectorized), then both are scattered. The normalizer
     changes by their terms num theta / shift (>= 0: num has theta's sign).
     """
@@ -1568,7 +1573,7 @@ cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x
     cdef double* terms = s.row_num
     cdef double removed, added = 0.0, top = 0.0, term, shift = s.shift[j]
     if s.options:
-        _pnorm_dot(s, j, x_val, x_ind, nnz)
+        _pnorm_gather(s, j, x_ind, nnz)
     removed = ga_dot(held_num, news, nnz)
     ga_axpy(news, step, x_val, nnz)
     ga_pnorm_terms(news, terms, shift, s.p, nnz)
@@ -2147,7 +2152,7 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             dot = _sparse_dot_held(s.num + j * s.n, s.product[j], x_val, x_ind, nnz,
                                    _held_row(s, j))
         elif s.psi == PSI_PNORM and not dense:
-            dot = _pnorm_dot(s, j, x_val, x_ind, nnz)
+            dot = ga_dot(_pnorm_gather(s, j, x_ind, nnz), x_val, nnz)
         elif s.psi == PSI_EG_PM:
             dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
         elif dense:
@@ -2469,9 +2474,10 @@ cdef class TrialLoop:
         self.s.product = &self.buffers[8 * k]
         self.s.anchor = &self.buffers[9 * k]
         self.s.anchor_power = &self.buffers[10 * k]
-        self.s.binomial[0] = (2.0 - p) / p
+        self.s.binomial[0] = (2.0 - p) / p  # (also the exponent of _pnorm_power)
         for q in range(1, ANCHOR_DEGREE):
-            self.s.binomial[q] = self.s.binomial[q - 1] * (self.s.binomial[0] - q) / (q + 1)
+            self.s.binomial[q] = (self.s.binomial[q - 1] * (self.s.binomial[0] - q)
+                                  / (q + 1))
         self.option_buffers = np.zeros((4 + GEODESIC_SUMS) * k)
         self.s.residual = &self.option_buffers[0]
         self.s.wx = &self.option_buffers[k]
