@@ -446,10 +446,17 @@ class BaseGA(BaseEstimator):
     def _trial_loop(self, theta, intercept, eta, U=None, terms=None):
         """The compiled loop over parameters (theta, intercept), updated in place."""
         update, loss, clip_low, clip_high = self._options()
-        return TrialLoop(PSI[self.psi].code, PHI[self.phi].code, theta, intercept,
+        psi = self._loop_psi()
+        return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
                          eta, float(self.U if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
-                         terms)
+                         terms if psi == self.psi else None)
+
+    def _loop_psi(self):
+        """The psi whose loop runs: pnorm at p = 2 is the identity, w = theta, so it
+        runs gradient descent's loop, which holds no terms (a state saved by a
+        pnorm loop is not carried over: nothing is computed from theta afresh)."""
+        return "identity" if self.psi == "pnorm" and self.p == 2 else self.psi
 
     def _options(self):
         """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.
@@ -472,11 +479,11 @@ class BaseGA(BaseEstimator):
                 f"not available with phi={self.phi!r} and loss={self.loss!r}. Use "
                 "update='explicit' or 'natural', or loss='matching' with another phi."
             )
-        if self.update == "natural" and self.psi == "pnorm":
+        if self.update == "natural" and self._loop_psi() == "pnorm":
             raise ValueError(
                 "update='natural' needs the Jacobian of psi (KMWW eq. 5), which "
-                "psi='pnorm' lacks at theta = 0, where it starts. Use psi='identity' "
-                "(p = 2) or update='explicit'."
+                "psi='pnorm' lacks at theta = 0, where it starts, for p > 2. Use p=2 "
+                "(gradient descent) or update='explicit'."
             )
         if self.loss == "square" and self.phi == "sign":
             raise ValueError(

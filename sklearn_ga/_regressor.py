@@ -56,9 +56,9 @@ class GARegressor(RegressorMixin, BaseGA):
         radius of ``psi="sphere"``: ``||w||_2 = U``. Ignored by the other
         parameterizations.
     p : float, default=2.0
-        Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent; about
-        ``2 ln(n_features)`` suits sparse targets; an integer ``p`` computes
-        faster). Ignored otherwise.
+        Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent, and runs
+        as fast; about ``2 ln(n_features)`` suits sparse targets; an integer ``p``
+        computes faster). Ignored otherwise.
     update : {"explicit", "implicit", "natural"}, default="explicit"
         Update rule. ``"explicit"``: ``Theta <- Theta - eta (y_hat - y) x^T``
         (KW01 eq. 23). ``"implicit"``: the exact solution of KW01 eq. (22)/(25),
@@ -69,8 +69,8 @@ class GARegressor(RegressorMixin, BaseGA):
         stays stable for learning rates at which the explicit rule diverges. It
         needs the matching loss. ``"natural"``: ``theta <- theta - eta
         Dpsi(theta)^T grad_omega L`` (KMWW eq. 5; with ``psi="exp"`` the natural EG
-        of KMWW Example 7); not for ``psi="pnorm"``. For ``psi="identity"`` the
-        natural rule is the explicit one.
+        of KMWW Example 7); not for ``psi="pnorm"`` at ``p > 2``. For
+        ``psi="identity"`` the natural rule is the explicit one.
     loss : {"matching", "square"}, default="matching"
         Loss minimized and charged in ``cumulative_loss_``: the matching loss of
         phi, or ``"square"``, ``0.5 ||phi(a) - y||^2`` for any phi, updated by its

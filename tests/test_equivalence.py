@@ -101,3 +101,25 @@ def test_fit_epochs_match_sgd_regressor_without_shuffling():
     assert ga.n_iter_ == sgd.n_iter_ == 7
     assert ga.t_ == sgd.t_ - 1 == 7 * 80  # scikit-learn's t_ starts at 1
     assert_same_model(ga, sgd)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("update", ["explicit", "implicit", "natural"])
+def test_pnorm_at_two_is_gradient_descent(sparse, update):
+    """psi = pnorm at p = 2 is the identity, sign(theta) |theta| / ||theta||_2^0: its
+    models are gradient descent's bit for bit (fit, then partial_fit), regressor
+    and classifier, and update="natural" (psi's Jacobian is I) is available."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 5))
+    y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=120)
+    X = sp.csr_matrix(X) if sparse else X
+    for Model, params, target in (
+        (GARegressor, {"max_iter": 3, "tol": None}, y),
+        (GAClassifier, {"phi": "softmax"}, np.digitize(y, [-1.0, 1.0])),
+    ):
+        pnorm, identity = (
+            Model(psi=psi, eta=0.05, update=update, random_state=0, **params)
+            .fit(X, target).partial_fit(X, target) for psi in ("pnorm", "identity"))
+        np.testing.assert_array_equal(pnorm.coef_, identity.coef_)
+        np.testing.assert_array_equal(pnorm.intercept_, identity.intercept_)
+        np.testing.assert_array_equal(pnorm.predict(X), identity.predict(X))

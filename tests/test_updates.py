@@ -465,7 +465,7 @@ def test_natural_eg_is_kmww_example7():
     ({"psi": "sphere", "update": "implicit"}, "geodesics"),
     ({"psi": "simplex", "update": "natural"}, "geodesics"),
     ({"loss": "square", "update": "implicit"}, "eq. \\(22\\)"),
-    ({"psi": "pnorm", "update": "natural"}, "Jacobian"),
+    ({"psi": "pnorm", "p": 3.0, "update": "natural"}, "Jacobian"),
     ({"phi": "softmax", "Y": 0.5}, "GA\\^Y"),
 ])
 def test_undefined_combinations_are_refused(params, message):
