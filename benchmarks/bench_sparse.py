@@ -34,9 +34,10 @@ def cases():
 def many_classes(classes=20):
     """For information: a classifier's CSR epoch against SGDClassifier's one-vs-rest
     epoch (one class after another). With phi="logistic" (one-vs-rest too) the CSR
-    run also learns the classes one after another; a softmax trial touches the
-    nonzeros of every row of Theta, k x n x 8 bytes in all: beyond the CPU's caches
-    at 2^18 features, within them at 2^14."""
+    run also learns the classes one after another. A softmax trial needs every
+    class at once: the run holds Theta transposed, so that a row's k x 50 parameters
+    lie in 50 runs of k (beyond the CPU's caches at 2^18 features, k x n x 8 bytes
+    in all, within them at 2^14)."""
     for log_n in (14, 18):
         X, _ = sparse_data(rows(20_000), 2**log_n, 50)
         y = np.random.default_rng(0).integers(0, classes, X.shape[0])

@@ -830,6 +830,9 @@ cdef struct State:
     bint backed_up      #     whether backup holds the rows
     bint unreadable     # a CSR run stopped before a row that failed its check
     State* parent       # the state of all outputs, in a state of one (_output_state)
+    double* theta_t     # n x k theta, outputs innermost, during a CSR run of coupled
+                        #     outputs (_columns_first); NULL otherwise
+    double* sums        # 4 x k partial sums of such a run's dot products
 
 
 cdef Py_ssize_t _stored(State* s, double** arrays) noexcept nogil:
@@ -2129,6 +2132,76 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     return True
 
 
+cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
+                         Py_ssize_t nnz, const double* y, double weight,
+                         double* loss) noexcept nogil:
+    """_trial of psi = identity with coupled outputs on a CSR row, theta held with its
+    outputs innermost (s.theta_t, _columns_first): the row's k x nnz parameters lie
+    in nnz runs of k, a few cache lines each, instead of k x nnz lines. The sums and
+    steps are those of _sparse_dot and _sparse_axpy, in their order."""
+    cdef Py_ssize_t q, j, k = s.k, tail = nnz - nnz % 4
+    cdef double* column
+    cdef double* sums
+    cdef double value, residual
+    for j in range(4 * k):
+        s.sums[j] = 0.0
+    for q in range(nnz):
+        column = s.theta_t + x_ind[q] * k
+        sums = s.sums + (q % 4 if q < tail else 0) * k  # _sparse_dot's partial sums
+        value = x_val[q]
+        for j in range(k):
+            sums[j] += column[j] * value
+    for j in range(k):
+        s.a[j] = (s.scale[j] * ((s.sums[j] + s.sums[k + j])
+                                + (s.sums[2 * k + j] + s.sums[3 * k + j]))
+                  + s.intercept[j])
+        if not isfinite(s.a[j]):
+            return False
+    loss[0] = _transfer_and_loss(s, y)
+    if not isfinite(loss[0]):
+        return False
+    for j in range(k):
+        residual = s.y_hat[j] - y[j]
+        s.residual[j] = s.eta * weight * residual  # (0 leaves theta as it is)
+        if s.fit_intercept:
+            s.intercept[j] -= s.eta * weight * residual
+    for q in range(nnz):
+        column = s.theta_t + x_ind[q] * k
+        value = x_val[q]
+        for j in range(k):
+            column[j] = column[j] - s.residual[j] * value
+    return True
+
+
+cdef void _swap_layout(State* s, bint inward) noexcept nogil:
+    """Copy theta (k x n) to s.theta_t (n x k), or back, in tiles of 64 columns: a
+    tile of theta_t is contiguous (it stays in cache), and each output's 64 values
+    in theta too. No inner loop walks across theta's rows, which lie n apart: a
+    power of two puts them in the same cache sets, and their lines evict each other.
+    """
+    cdef Py_ssize_t i, j, start, end, k = s.k
+    cdef double* row
+    for start in range(0, s.n, 64):
+        end = min(start + 64, s.n)
+        for j in range(k):
+            row = s.theta + j * s.n
+            if inward:
+                for i in range(start, end):
+                    s.theta_t[i * k + j] = row[i]
+            else:
+                for i in range(start, end):
+                    row[i] = s.theta_t[i * k + j]
+
+
+cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
+    """Whether a CSR run of ``entries`` stored values holds theta outputs innermost
+    (_trial_columns): psi = identity with outputs coupled by a softmax phi, and at
+    least an entry per column, so that the two transpositions (O(k n)) cost less
+    than the cache lines they save (k per entry)."""
+    return (s.psi == PSI_IDENTITY and not s.options and s.k > 1
+            and not _outputs_apart(s) and entries >= s.n)
+
+
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                         Py_ssize_t nnz, bint dense, const double* x_next,
                         const double* y, double weight, double* loss) noexcept nogil:
@@ -2143,6 +2216,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                                                    or s.psi == PSI_EG_PM)
     if s.options:
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
+    if s.theta_t != NULL:
+        return _trial_columns(s, x_val, x_ind, nnz, y, weight, loss)
     for j in range(s.k):
         if s.dot_ready:
             dot = s.dot[j]
@@ -2583,7 +2658,9 @@ cdef class TrialLoop:
         row is checked just before its trial, while its indices are read anyway
         (a pass of csr_structure over all of them costs 8% of an SGD epoch): the run
         stops before the first row that fails, with status UNREADABLE, and the
-        state is then that of the trials before it.
+        state is then that of the trials before it. A run of outputs coupled by a
+        softmax phi (psi = identity) with at least an entry per column holds theta
+        transposed, in a copy of k x n values (_columns_first).
         """
         cdef Py_ssize_t t, r, start, end, longest = 0, n_trials = order.shape[0]
         cdef Py_ssize_t stored = -1
@@ -2610,10 +2687,21 @@ cdef class TrialLoop:
                                                or self.s.psi == PSI_EG_PM
                                                and _shifts_held(&self.s))
                        or _geodesic(self.s.psi))
+        cdef double[:, :, ::1] outputs_inner = None
+        if _columns_first(&self.s, indptr[indptr.shape[0] - 1]):
+            outputs_inner = _term_arrays(1, self.s.n + 4, self.s.k)
+            self.s.theta_t = &outputs_inner[0, 0, 0]
+            self.s.sums = self.s.theta_t + self.s.n * self.s.k
         with nogil:
             if _outputs_apart(&self.s):
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   stored, Y, sample_weight, order)
+            elif self.s.theta_t != NULL:
+                _swap_layout(&self.s, True)
+                ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
+                                           Y, 0, sample_weight, order, n_trials)
+                _swap_layout(&self.s, False)
+                self.s.theta_t = NULL
             else:
                 ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
                                            Y, 0, sample_weight, order, n_trials)
