@@ -33,11 +33,11 @@ def cases():
 
 def many_classes(classes=20):
     """For information: a classifier's CSR epoch against SGDClassifier's one-vs-rest
-    epoch (one class after another). With phi="logistic" (one-vs-rest too) the CSR
-    run also learns the classes one after another. A softmax trial needs every
-    class at once: the run holds Theta transposed, so that a row's k x 50 parameters
-    lie in 50 runs of k (beyond the CPU's caches at 2^18 features, k x n x 8 bytes
-    in all, within them at 2^14)."""
+    epoch (one class after another). A GD run (psi="identity") holds Theta
+    transposed, so that a row's k x 50 parameters lie in 50 runs of k (Theta is
+    beyond the CPU's caches at 2^18 features, k x n x 8 bytes in all, within them
+    at 2^14); other psi learn the one-vs-rest classes of phi="logistic" one after
+    another."""
     for log_n in (14, 18):
         X, _ = sparse_data(rows(20_000), 2**log_n, 50)
         y = np.random.default_rng(0).integers(0, classes, X.shape[0])

@@ -9,7 +9,7 @@ every (psi, phi), in fit (shuffled epochs) and partial_fit.
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
 
@@ -379,50 +379,56 @@ def test_csr_outputs_learned_apart_report_the_first_trial_that_diverged():
     assert model.cumulative_loss_ == before[2]
 
 
-def _softmax_models(**params):
-    """A GAClassifier and a GARegressor whose outputs a softmax phi couples, with
-    their targets for inputs of m rows."""
-    params = dict(phi="softmax", eta=0.3, random_state=0, **params)
+def _multi_output_models(**params):
+    """GAClassifiers whose outputs a softmax phi couples or a logistic phi leaves
+    apart, and a softmax GARegressor, with their targets for inputs of m rows."""
+    params = dict(eta=0.3, random_state=0, **params)
+    models = (GAClassifier(phi="softmax", **params),
+              GAClassifier(phi="logistic", **params),
+              GARegressor(phi="softmax", **params))
 
     def targets(m):
         rng = np.random.default_rng(9)
-        return rng.integers(0, 4, size=m), rng.dirichlet(np.ones(3), size=m)
+        labels = rng.integers(0, 4, size=m)
+        return labels, labels, rng.dirichlet(np.ones(3), size=m)
 
-    return (GAClassifier(**params), GARegressor(**params)), targets
+    return models, targets
 
 
-def test_coupled_csr_outputs_held_outputs_innermost_learn_the_row_major_model():
-    # A CSR run of outputs coupled by phi = softmax (psi = identity) with at least
-    # an entry per column holds theta transposed, each column's outputs side by
-    # side. The same rows among 4000 empty columns (fewer entries than columns) run
-    # row by row: the models must be the same, bit for bit (fit's shuffled, weighted
-    # epochs, then partial_fit).
+def test_csr_outputs_held_innermost_learn_the_row_major_model():
+    # A CSR run of several outputs of psi = identity with at least an entry per
+    # column holds theta transposed, each column's outputs side by side. The same
+    # rows among 4000 empty columns (fewer entries than columns) run row by row
+    # (logistic outputs one after another): the models must be the same, bit for
+    # bit (fit's shuffled, weighted epochs, then partial_fit).
     X = _wide_csr(300, 40, 7, seed=10)
     wide = sp.hstack([X, sp.csr_matrix((300, 4000))], format="csr")
     assert X.nnz >= X.shape[1] and wide.nnz < wide.shape[1]
     weights = np.random.default_rng(11).uniform(0.5, 2.0, size=300)
-    (classifier, regressor), targets = _softmax_models(max_iter=3, tol=None)
-    for model, y in zip((classifier, regressor), targets(300), strict=True):
+    models, targets = _multi_output_models(max_iter=3, tol=None)
+    for model, y in zip(models, targets(300), strict=True):
         held = clone(model).fit(X, y, sample_weight=weights).partial_fit(X, y)
         rows = clone(model).fit(wide, y, sample_weight=weights).partial_fit(wide, y)
         np.testing.assert_array_equal(held.theta_, rows.theta_[:, :40])
         assert not rows.theta_[:, 40:].any()
         np.testing.assert_array_equal(held.intercept_, rows.intercept_)
-        assert held.cumulative_loss_ == rows.cumulative_loss_
+        # (Outputs learned apart sum their losses output by output.)
+        assert held.cumulative_loss_ == pytest.approx(rows.cumulative_loss_,
+                                                      rel=1e-13)
         assert np.abs(held.theta_).max() > 0.1  # it learned
         _assert_same_model(clone(model).fit(X.toarray(), y, sample_weight=weights)
                            .partial_fit(X.toarray(), y), held)
 
 
-def test_coupled_csr_outputs_held_outputs_innermost_fail_without_a_trace():
+def test_csr_outputs_held_innermost_fail_without_a_trace():
     # Rows that overflow the activations late in such a run: the error names the
     # first trial that failed, and the model keeps the parameters it had (they were
     # transposed back, then restored).
     X = _wide_csr(300, 40, 8, seed=12)
-    (classifier, regressor), targets = _softmax_models(fit_intercept=False)
-    for model, y in zip((classifier, regressor), targets(300), strict=True):
-        model.partial_fit(X[:20], y[:20], **({"classes": np.arange(4)}
-                                            if model is classifier else {}))
+    models, targets = _multi_output_models(fit_intercept=False)
+    for model, y in zip(models, targets(300), strict=True):
+        classes = {"classes": np.arange(4)} if is_classifier(model) else {}
+        model.partial_fit(X[:20], y[:20], **classes)
         before = model.theta_.copy(), model.intercept_.copy(), model.cumulative_loss_
         bad = X.copy()
         bad.data[bad.indptr[250]:bad.indptr[260]] = 1e200
