@@ -2195,14 +2195,18 @@ cdef void _swap_layout(State* s, bint inward) noexcept nogil:
 
 cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
     """Whether a CSR run of ``entries`` stored values holds theta outputs innermost
-    (_trial_columns): psi = identity with k > 1 outputs, and at least an entry per
-    column, so that the two transpositions (O(k n)) cost less than the cache lines
-    they save (k per entry). Outputs that a coordinate-wise phi leaves apart take
-    the same steps as when learned one after another (_outputs_apart): 20 classes of
-    2^14 features ran in 0.46 of SGDClassifier's epoch, against 0.84 apart (at 2^18
-    both take 1.0-1.05: theta is beyond the caches either way)."""
+    (_trial_columns): psi = identity with k > 1 outputs, and enough entries per
+    column that the two transpositions (O(k n)) cost less than the cache lines they
+    save (k - 1 per entry). Outputs that a coordinate-wise phi leaves apart
+    (_outputs_apart, the same steps) already read one row of theta at a time, which
+    fits the caches better than all of theta: 20 classes of 2^14 features ran in
+    0.46 of SGDClassifier's epoch held innermost against 0.84 apart, but at 2^18
+    (42 MB) the transpositions took a third of a 20 000-row run, which then only
+    matched the run apart (3.8 entries per column). Such outputs need 4 entries per
+    column, coupled ones 1 (softmax: a run of 6000 rows at 2^18, 1.1 entries per
+    column, took 53-54 ms held innermost against 87-88 row by row)."""
     return (s.psi == PSI_IDENTITY and not s.options and s.k > 1
-            and entries >= s.n)
+            and entries >= (4 if _outputs_apart(s) else 1) * s.n)
 
 
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
@@ -2662,7 +2666,7 @@ cdef class TrialLoop:
         (a pass of csr_structure over all of them costs 8% of an SGD epoch): the run
         stops before the first row that fails, with status UNREADABLE, and the
         state is then that of the trials before it. A run of k > 1 outputs of
-        psi = identity with at least an entry per column holds theta transposed, in
+        psi = identity with enough entries per column holds theta transposed, in
         a copy of k x n values (_columns_first).
         """
         cdef Py_ssize_t t, r, start, end, longest = 0, n_trials = order.shape[0]

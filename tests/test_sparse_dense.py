@@ -396,11 +396,11 @@ def _multi_output_models(**params):
 
 
 def test_csr_outputs_held_innermost_learn_the_row_major_model():
-    # A CSR run of several outputs of psi = identity with at least an entry per
-    # column holds theta transposed, each column's outputs side by side. The same
-    # rows among 4000 empty columns (fewer entries than columns) run row by row
-    # (logistic outputs one after another): the models must be the same, bit for
-    # bit (fit's shuffled, weighted epochs, then partial_fit).
+    # A CSR run of several outputs of psi = identity with enough entries per column
+    # (52 here) holds theta transposed, each column's outputs side by side. The
+    # same rows among 4000 empty columns (fewer entries than columns) run row by
+    # row (logistic outputs one after another): the models must be the same, bit
+    # for bit (fit's shuffled, weighted epochs, then partial_fit).
     X = _wide_csr(300, 40, 7, seed=10)
     wide = sp.hstack([X, sp.csr_matrix((300, 4000))], format="csr")
     assert X.nnz >= X.shape[1] and wide.nnz < wide.shape[1]
