@@ -332,8 +332,9 @@ class BaseGA(BaseEstimator):
         try:
             n_iter, t, cumulative_loss = self._epochs(
                 loop, trial_runner(X, Y, sample_weight, type(self).__name__,
-                                   check_rows), eta,
+                                   check_rows, hold=epochs), eta,
                 X.shape[0], t, cumulative_loss, epochs)
+            loop.release()  # (a CSR fit's epochs may hold theta transposed)
         except BaseException:
             if kept:
                 loop.restore()
@@ -730,7 +731,8 @@ class _UnsortedRows(Exception):
     again."""
 
 
-def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False):
+def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
+                 hold=False):
     """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
 
     X is validated float64, C-contiguous or canonical CSR (``_canonical_csr``), and
@@ -740,7 +742,9 @@ def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False):
     malformed X raises ValueError, an unsorted one ``_UnsortedRows``.
     X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
     the activations non-finite at once, so a pass that fails is checked here and
-    reported as bad input rather than as divergence.
+    reported as bad input rather than as divergence. With ``hold``, a CSR pass that
+    succeeds may leave theta held for the next (``run_csr``'s hold): the caller
+    calls ``loop.release()`` before reading theta.
     """
     weights = (np.empty(0) if sample_weight is None
                else np.ascontiguousarray(sample_weight, dtype=np.float64))
@@ -753,7 +757,7 @@ def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False):
 
         def one_pass(loop, order):
             return loop.run_csr(X.data, indices, indptr, X.shape[1], Y, weights, order,
-                                unchecked)
+                                unchecked, hold)
 
     def run(loop, order):
         nonlocal unchecked

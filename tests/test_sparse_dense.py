@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
+from sklearn_ga._kernel import TrialLoop
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
 
@@ -405,10 +406,16 @@ def test_csr_outputs_held_innermost_learn_the_row_major_model():
     wide = sp.hstack([X, sp.csr_matrix((300, 4000))], format="csr")
     assert X.nnz >= X.shape[1] and wide.nnz < wide.shape[1]
     weights = np.random.default_rng(11).uniform(0.5, 2.0, size=300)
-    models, targets = _multi_output_models(max_iter=3, tol=None)
-    for model, y in zip(models, targets(300), strict=True):
-        held = clone(model).fit(X, y, sample_weight=weights).partial_fit(X, y)
-        rows = clone(model).fit(wide, y, sample_weight=weights).partial_fit(wide, y)
+    # Epochs that stop on tol too: the first to stop writes theta back.
+    models = (_multi_output_models(max_iter=3, tol=None)[0]
+              + _multi_output_models(max_iter=50, n_iter_no_change=2)[0])
+    _, targets = _multi_output_models()
+    for model, y in zip(models, 2 * targets(300), strict=True):
+        held = clone(model).fit(X, y, sample_weight=weights)
+        rows = clone(model).fit(wide, y, sample_weight=weights)
+        assert held.n_iter_ == rows.n_iter_ > 1
+        held.partial_fit(X, y)
+        rows.partial_fit(wide, y)
         np.testing.assert_array_equal(held.theta_, rows.theta_[:, :40])
         assert not rows.theta_[:, 40:].any()
         np.testing.assert_array_equal(held.intercept_, rows.intercept_)
@@ -445,3 +452,58 @@ def test_csr_outputs_held_innermost_fail_without_a_trace():
         np.testing.assert_array_equal(model.theta_, before[0])
         np.testing.assert_array_equal(model.intercept_, before[1])
         assert model.cumulative_loss_ == before[2]
+
+
+def test_csr_outputs_held_innermost_across_epochs_fail_without_a_trace():
+    # A warm-started fit whose epochs hold theta transposed (three outputs of GD,
+    # learned together from four entries per column) diverges in a later epoch
+    # (eta ||x||^2 > 2): the error names the trial the row-major run names, and
+    # the model keeps the parameters of its last fit.
+    X = _wide_csr(300, 40, 7, seed=13)
+    Y = X @ np.random.default_rng(14).normal(size=(40, 3))
+    wide = sp.hstack([X, sp.csr_matrix((300, 4000))], format="csr")
+    trials = []
+    for data in (X, wide):
+        model = GARegressor(eta=1.5, max_iter=1, tol=None, shuffle=False,
+                            warm_start=True).fit(data, Y)
+        before = model.theta_.copy(), model.intercept_.copy(), model.t_
+        model.set_params(max_iter=30)
+        with pytest.raises(ValueError, match=r"diverged at trial (\d+) ") as error:
+            model.fit(data, Y)
+        trials.append(int(error.value.args[0].split("trial ")[1].split()[0]))
+        np.testing.assert_array_equal(model.theta_, before[0])
+        np.testing.assert_array_equal(model.intercept_, before[1])
+        assert model.t_ == before[2]
+    assert trials[0] == trials[1] > 2 * 300  # (not in the first epochs)
+
+
+def test_a_loop_holding_theta_innermost_writes_it_back_before_any_other_use():
+    # run_csr(hold=True) may leave theta transposed for the next CSR run; every
+    # other method of the loop first writes it back: it then reads, saves, restores
+    # and updates the parameters a loop that never held them has.
+    X = _wide_csr(60, 10, 4, seed=15)
+    Y = np.random.default_rng(16).dirichlet(np.ones(3), size=60)
+    order, none = np.arange(60), np.empty(0)
+
+    def run(hold, then):
+        theta = np.zeros((3, 10))
+        loop = TrialLoop(PSI["identity"].code, PHI["softmax"].code, theta, np.zeros(3),
+                         0.3, 1.0, 2.0, True)
+        loop.save()
+        loop.run_csr(X.data, X.indices, X.indptr, 10, Y, none, order, False, hold)
+        return then(loop), theta
+
+    def save_run_restore(loop):
+        loop.save()
+        loop.run_dense(X.toarray(), Y, none, order)
+        loop.restore()
+
+    for then in (lambda loop: loop.weights(),
+                 lambda loop: loop.terms()[2],
+                 lambda loop: loop.run_dense(X.toarray(), Y, none, order),
+                 save_run_restore,
+                 lambda loop: (loop.restore(), loop.weights())[1]):
+        (held, held_theta), (plain, plain_theta) = run(True, then), run(False, then)
+        np.testing.assert_array_equal(held_theta, plain_theta)
+        np.testing.assert_array_equal(held, plain)
+    assert np.abs(run(False, lambda loop: None)[1]).max() > 0.1  # (the run learned)
