@@ -750,6 +750,9 @@ cdef double UNDERFLOW = 1e-300
 # TrialLoop.save records the coordinates of a CSR batch of under n / JOURNAL_SHARE
 # column entries (gathered at random), else copies whole rows (sequential).
 cdef Py_ssize_t JOURNAL_SHARE = 7
+# A CSR run holds theta outputs innermost in a copy (_columns_first) of at most this
+# many values (1 GiB): a larger theta is not doubled.
+cdef Py_ssize_t COLUMNS_FIRST_LIMIT = 2 ** 27
 # Coordinates per block of the write-back of a lazy CSR run (_sync_theta).
 cdef enum:
     SYNC_BLOCK = 256
@@ -2206,6 +2209,7 @@ cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
     column, coupled ones 1 (softmax: a run of 6000 rows at 2^18, 1.1 entries per
     column, took 53-54 ms held innermost against 87-88 row by row)."""
     return (s.psi == PSI_IDENTITY and not s.options and s.k > 1
+            and s.k * s.n <= COLUMNS_FIRST_LIMIT
             and entries >= (4 if _outputs_apart(s) else 1) * s.n)
 
 
