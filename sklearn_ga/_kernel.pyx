@@ -2862,9 +2862,9 @@ cdef class TrialLoop:
         The rows' scales are those the loop predicts with: their normalizers are
         updated incrementally and summed afresh whenever that may have cost them
         precision (MASS_LIMIT bounds their relative rounding by ~1e-13; ~1e-14 in
-        practice). Reading the weights changes nothing in the loop.
+        practice). Reading the weights changes nothing in the loop, not even where
+        it holds theta (another thread may predict while a call runs).
         """
-        self.release()  # (theta held by a run: written back first)
         import numpy as np
 
         cdef Py_ssize_t j, q, i, k = self.s.k, n = self.s.n
@@ -2872,6 +2872,11 @@ cdef class TrialLoop:
         picked = np.empty(0, np.intp) if every else np.asarray(columns, np.intp)
         if picked.size and not (0 <= picked.min() and picked.max() < n):
             raise ValueError(f"Columns must lie in [0, {n}).")
+        held = self.outputs_inner  # (a reference: it stays alive while read)
+        if held is not None:
+            # theta outputs innermost (_columns_first), psi = identity: the weights.
+            weights = held[0, :n].T
+            return np.array(weights if every else weights[:, picked])
         cdef const Py_ssize_t[::1] index = picked
         out = np.empty((k, n if every else index.shape[0]))
         cdef double[:, ::1] omega = out

@@ -6,6 +6,8 @@ normalizer incrementally (O(nnz) per trial). Both must agree on the same data, f
 every (psi, phi), in fit (shuffled epochs) and partial_fit.
 """
 
+import threading
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -478,9 +480,10 @@ def test_csr_outputs_held_innermost_across_epochs_fail_without_a_trace():
 
 
 def test_a_loop_holding_theta_innermost_writes_it_back_before_any_other_use():
-    # run_csr(hold=True) may leave theta transposed for the next CSR run; every
-    # other method of the loop first writes it back: it then reads, saves, restores
-    # and updates the parameters a loop that never held them has.
+    # run_csr(hold=True) may leave theta transposed for the next CSR run. The
+    # weights are read from it as they are; every other method of the loop first
+    # writes it back: it then saves, restores and updates the parameters a loop
+    # that never held them has.
     X = _wide_csr(60, 10, 4, seed=15)
     Y = np.random.default_rng(16).dirichlet(np.ones(3), size=60)
     order, none = np.arange(60), np.empty(0)
@@ -498,7 +501,7 @@ def test_a_loop_holding_theta_innermost_writes_it_back_before_any_other_use():
         loop.run_dense(X.toarray(), Y, none, order)
         loop.restore()
 
-    for then in (lambda loop: loop.weights(),
+    for then in (lambda loop: (loop.weights(), loop.release())[0],
                  lambda loop: loop.terms()[2],
                  lambda loop: loop.run_dense(X.toarray(), Y, none, order),
                  save_run_restore,
@@ -507,3 +510,33 @@ def test_a_loop_holding_theta_innermost_writes_it_back_before_any_other_use():
         np.testing.assert_array_equal(held_theta, plain_theta)
         np.testing.assert_array_equal(held, plain)
     assert np.abs(run(False, lambda loop: None)[1]).max() > 0.1  # (the run learned)
+
+
+def test_predictions_from_another_thread_leave_a_run_holding_theta_alone():
+    # A thread that predicts while partial_fit runs (its loop's GIL released) reads
+    # the weights from the transposed copy the run holds, without writing it back
+    # or freeing it: the model learns what it learns alone.
+    X = _wide_csr(4000, 2000, 20, seed=20)
+    y = np.random.default_rng(21).integers(0, 20, 4000)
+
+    def model():
+        return GAClassifier(phi="softmax", eta=0.1, random_state=0).partial_fit(
+            X[:10], y[:10], classes=np.arange(20))
+
+    alone = model().partial_fit(X, y)
+    watched, done, predictions = model(), threading.Event(), []
+
+    def predict():
+        while not done.is_set():
+            predictions.append(watched.predict(X[:1])[0])
+
+    reader = threading.Thread(target=predict)
+    reader.start()
+    try:
+        watched.partial_fit(X, y)
+    finally:
+        done.set()
+        reader.join()
+    assert len(predictions) > 0
+    np.testing.assert_array_equal(watched.theta_, alone.theta_)
+    np.testing.assert_array_equal(watched.intercept_, alone.intercept_)
