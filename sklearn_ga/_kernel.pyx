@@ -2708,15 +2708,17 @@ cdef class TrialLoop:
                                                and _shifts_held(&self.s))
                        or _geodesic(self.s.psi))
         cdef double[:, :, ::1] outputs_inner
-        cdef bint held = self.s.theta_t != NULL
-        if not held and _columns_first(&self.s, indptr[indptr.shape[0] - 1]):
-            self.outputs_inner = outputs_inner = _term_arrays(1, self.s.n + 4, self.s.k)
+        if self.s.theta_t == NULL and _columns_first(&self.s,
+                                                     indptr[indptr.shape[0] - 1]):
+            copy = _term_arrays(1, self.s.n + 4, self.s.k)
+            outputs_inner = copy
             self.s.theta_t = &outputs_inner[0, 0, 0]
             self.s.sums = self.s.theta_t + self.s.n * self.s.k
+            with nogil:
+                _swap_layout(&self.s, True)
+            self.outputs_inner = copy  # (weights read it from now on)
         with nogil:
             if self.s.theta_t != NULL:
-                if not held:
-                    _swap_layout(&self.s, True)
                 ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
                                            Y, 0, sample_weight, order, n_trials)
             elif _outputs_apart(&self.s):

@@ -502,6 +502,7 @@ def test_a_loop_holding_theta_innermost_writes_it_back_before_any_other_use():
         loop.restore()
 
     for then in (lambda loop: (loop.weights(), loop.release())[0],
+                 lambda loop: (loop.weights([7, 1, 3]), loop.release())[0],
                  lambda loop: loop.terms()[2],
                  lambda loop: loop.run_dense(X.toarray(), Y, none, order),
                  save_run_restore,
@@ -524,11 +525,14 @@ def test_predictions_from_another_thread_leave_a_run_holding_theta_alone():
             X[:10], y[:10], classes=np.arange(20))
 
     alone = model().partial_fit(X, y)
-    watched, done, predictions = model(), threading.Event(), []
+    watched, done, predictions, errors = model(), threading.Event(), [], []
 
     def predict():
         while not done.is_set():
-            predictions.append(watched.predict(X[:1])[0])
+            try:
+                predictions.append(watched.predict(X[:1])[0])
+            except Exception as error:  # (raised in this thread, asserted below)
+                errors.append(error)
 
     reader = threading.Thread(target=predict)
     reader.start()
@@ -537,6 +541,7 @@ def test_predictions_from_another_thread_leave_a_run_holding_theta_alone():
     finally:
         done.set()
         reader.join()
+    assert not errors
     assert len(predictions) > 0
     np.testing.assert_array_equal(watched.theta_, alone.theta_)
     np.testing.assert_array_equal(watched.intercept_, alone.intercept_)
