@@ -2680,7 +2680,8 @@ cdef class TrialLoop:
         psi = identity with enough entries per column holds theta transposed, in
         a copy of k x n values (_columns_first). With ``hold``, a run that succeeds
         keeps it so, for the next run_csr (a fit's next epoch), until
-        :meth:`release` or any other method: theta is then out of date.
+        :meth:`release` or any other method but :meth:`weights`, which reads the
+        copy: theta is then out of date.
         """
         cdef Py_ssize_t t, r, start, end, longest = 0, n_trials = order.shape[0]
         cdef Py_ssize_t stored = -1
