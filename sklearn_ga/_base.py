@@ -455,8 +455,8 @@ class BaseGA(BaseEstimator):
 
     def _loop_psi(self):
         """The psi whose loop runs: pnorm at p = 2 is the identity, w = theta, so it
-        runs gradient descent's loop, which holds no terms (a state saved by a
-        pnorm loop is not carried over: nothing is computed from theta afresh)."""
+        runs gradient descent's loop (terms a pnorm loop saved are dropped: that
+        loop holds none)."""
         return "identity" if self.psi == "pnorm" and self.p == 2 else self.psi
 
     def _options(self):
