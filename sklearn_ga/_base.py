@@ -454,10 +454,11 @@ class BaseGA(BaseEstimator):
                          terms if psi == self.psi else None)
 
     def _loop_psi(self):
-        """The psi whose loop runs: pnorm at p = 2 is the identity, w = theta, so it
-        runs gradient descent's loop (terms a pnorm loop saved are dropped: that
-        loop holds none)."""
-        return "identity" if self.psi == "pnorm" and self.p == 2 else self.psi
+        """The psi whose loop runs: psi, or the one it equals at these
+        hyperparameters (``Parameterization.same_as``; terms psi's own loop saved
+        are then dropped)."""
+        same_as = PSI[self.psi].same_as
+        return (same_as and same_as(self.U, self.p)) or self.psi
 
     def _options(self):
         """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.

@@ -1567,9 +1567,10 @@ cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x
                             const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """theta_j <- theta_j - step * x on a CSR row for pnorm, whose terms do not hold
     theta: from the row's terms and theta that the dot product gathered
-    (_pnorm_gather; the options' trials gather them here), theta moves and the terms are computed
-    afresh (ga_pnorm_terms, vectorized), then both are scattered. The normalizer
-    changes by their terms num theta / shift (>= 0: num has theta's sign).
+    (_pnorm_gather; the options' trials gather them here), theta moves and the
+    terms are computed afresh (ga_pnorm_terms, vectorized), then both are
+    scattered. The normalizer changes by their terms num theta / shift (>= 0: num
+    has theta's sign).
     """
     cdef Py_ssize_t q, i
     cdef double* theta = s.theta + j * s.n
@@ -2165,9 +2166,9 @@ cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
         return False
     for j in range(k):
         residual = s.y_hat[j] - y[j]
-        s.residual[j] = s.eta * weight * residual  # (0 leaves theta as it is)
+        s.residual[j] = s.eta * weight * residual  # the step (0 leaves theta as is)
         if s.fit_intercept:
-            s.intercept[j] -= s.eta * weight * residual
+            s.intercept[j] -= s.residual[j]
     for q in range(nnz):
         column = s.theta_t + x_ind[q] * k
         value = x_val[q]
@@ -2719,10 +2720,7 @@ cdef class TrialLoop:
                 _swap_layout(&self.s, True)
             self.outputs_inner = copy  # (weights read it from now on)
         with nogil:
-            if self.s.theta_t != NULL:
-                ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
-                                           Y, 0, sample_weight, order, n_trials)
-            elif _outputs_apart(&self.s):
+            if _outputs_apart(&self.s) and self.s.theta_t == NULL:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   stored, Y, sample_weight, order)
             else:

@@ -68,6 +68,11 @@ def _pnorm(theta, U, p):
     return scale * np.sign(r) * np.abs(r) ** (p - 1)
 
 
+def _pnorm_same_as(U, p):
+    # sign(theta)|theta|^(p-1) / ||theta||_p^(p-2) is theta at p = 2.
+    return "identity" if p == 2 else None
+
+
 def _sphere(theta, U, p):
     # U theta / ||theta||_2, measured in units of max |theta| (no overflow).
     _, r = _unit_rows(theta)
@@ -235,6 +240,10 @@ class Parameterization:
         eq. 10) rather than by the additive step of KW01 eq. (23).
     start : float
         Every parameter starts at this value (uniform weights on the manifold).
+    same_as : callable or None
+        ``same_as(U, p)``: the name of the psi this one equals at these
+        hyperparameters, whose compiled loop then runs (the same model, at its
+        speed), or None.
     """
 
     name: str
@@ -248,6 +257,7 @@ class Parameterization:
     description: str
     geodesic: bool = False
     start: float = 0.0
+    same_as: Callable | None = None
 
 
 PSI = {
@@ -267,7 +277,7 @@ PSI = {
                          "EGU: unnormalized positive weights"),
         Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, _potential_pnorm,
                          _divergence_pnorm, ("p",), False, _b_pnorm,
-                         "p-norm algorithm (p >= 2)"),
+                         "p-norm algorithm (p >= 2)", same_as=_pnorm_same_as),
         Parameterization("sphere", PsiCode.PSI_SPHERE, _sphere, None, None, ("U",),
                          True, _b_geodesic, "weights on the sphere of radius U, "
                          "geodesic steps (KMWW Example 2)", geodesic=True, start=1.0),
