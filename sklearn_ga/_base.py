@@ -454,11 +454,11 @@ class BaseGA(BaseEstimator):
                          terms if psi == self.psi else None)
 
     def _loop_psi(self):
-        """The psi whose loop runs: psi, or the one it equals at these
-        hyperparameters (``Parameterization.same_as``; terms psi's own loop saved
-        are then dropped)."""
+        """The psi whose loop runs: psi, or the one it equals at this p
+        (``Parameterization.same_as``; terms psi's own loop saved are then
+        dropped)."""
         same_as = PSI[self.psi].same_as
-        return (same_as and same_as(self.U, self.p)) or self.psi
+        return (same_as and same_as(self.p)) or self.psi
 
     def _options(self):
         """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.

@@ -68,7 +68,7 @@ def _pnorm(theta, U, p):
     return scale * np.sign(r) * np.abs(r) ** (p - 1)
 
 
-def _pnorm_same_as(U, p):
+def _pnorm_same_as(p):
     # sign(theta)|theta|^(p-1) / ||theta||_p^(p-2) is theta at p = 2.
     return "identity" if p == 2 else None
 
@@ -241,9 +241,8 @@ class Parameterization:
     start : float
         Every parameter starts at this value (uniform weights on the manifold).
     same_as : callable or None
-        ``same_as(U, p)``: the name of the psi this one equals at these
-        hyperparameters, whose compiled loop then runs (the same model, at its
-        speed), or None.
+        ``same_as(p)``: the name of the psi this one equals at this ``p``, whose
+        compiled loop then runs (the same model, at its speed), or None.
     """
 
     name: str
