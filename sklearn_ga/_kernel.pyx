@@ -1335,11 +1335,14 @@ cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
 
     A term above e^30 (theta outgrew the shift) or a vanishing normalizer means the
     shift is stale; many changes summed into the normalizer may have eaten its
-    precision: then the row is recomputed from theta (an outgrown shift: _reshift_row).
+    precision: then the row is recomputed from theta (an outgrown shift: _reshift_row,
+    unless a term overflowed and lost its value: pnorm's, when one step takes theta
+    past every power of the old shift).
     """
     s.norm[j] += total
     s.mass[j] += mass
-    if not s.norm[j] > TERM_LOW or s.mass[j] > MASS_LIMIT * s.norm[j]:
+    if (not s.norm[j] > TERM_LOW or s.mass[j] > MASS_LIMIT * s.norm[j]
+            or top > DBL_MAX):
         _recompute_row(s, j)
     elif top > TERM_HIGH:
         _reshift_row(s, j)

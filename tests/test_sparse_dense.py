@@ -196,6 +196,22 @@ def test_csr_pnorm_terms_growing_past_e30_are_reshifted_equal_dense():
     _assert_same_model(dense, sparse)
 
 
+@pytest.mark.parametrize("p", [40.0, 40.5, 65.0])
+def test_csr_pnorm_step_past_every_power_in_one_trial_equals_dense(p):
+    # One step takes theta from 0.01 to -1e10: in units of the old shift its term
+    # |theta / shift|^(p - 1) = 1e12^(p - 1) overflows, though the model (one feature:
+    # its weight is theta) is representable. The row must be measured in a new shift,
+    # not reported as diverged (integer p takes its powers by products, others by
+    # exp and log).
+    X = np.array([[1.0], [1e7]])
+    y = np.array([1.0, 0.0])
+    params = dict(psi="pnorm", p=p, eta=0.01, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X, y)
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X), y)
+    assert sparse.coef_[0] < -1e9
+    _assert_same_model(dense, sparse)
+
+
 def test_csr_short_steps_beside_underflowed_terms_equal_dense():
     # Short steps (the grouped multiplicative loop) on a row whose terms underflow:
     # EG+- driven far outside its l1 ball puts theta_0 near 7500, so every other
