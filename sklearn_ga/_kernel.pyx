@@ -641,6 +641,7 @@ cdef extern from *:
     GA_INDEX_SCAN(ga_index_scan64, int64_t)
     """
     double DBL_MAX
+    double DBL_MIN
     int64_t ga_index_scan32(const int32_t* indices, Py_ssize_t n, int32_t* low,
                             int32_t* high) noexcept nogil
     int64_t ga_index_scan64(const int64_t* indices, Py_ssize_t n, int64_t* low,
@@ -925,6 +926,13 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
             num[q] = theta[q] / shift
 
 
+cdef inline double _pnorm_shift(double top) noexcept nogil:
+    """pnorm's unit for a row whose largest |theta| is top: top, but 1 for a row of
+    zeros and DBL_MIN for a subnormal top (the terms multiply by 1 / shift, which
+    overflows there; |theta| / DBL_MIN is still at most 1)."""
+    return fmax(top, DBL_MIN) if top > 0.0 else 1.0
+
+
 cdef inline double _pnorm_power(State* s, double norm) noexcept nogil:
     """norm^(-(p-2)/p) by the kernel's exp and log (cheaper than libm pow); 0 for a
     normalizer of 0."""
@@ -1071,7 +1079,9 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
         _sync_theta_row(s, j)
     if _normalized(s.psi):
         shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
-        if s.psi != PSI_SOFTMAX and s.psi != PSI_EG_PM and not shift > 0.0:
+        if s.psi == PSI_PNORM:
+            shift = _pnorm_shift(shift)
+        elif _geodesic(s.psi) and not shift > 0.0:
             shift = 1.0
     if _geodesic(s.psi) and not 1.0 / SCALE_LIMIT <= shift <= SCALE_LIMIT:
         factor = ldexp(1.0, -ilogb(shift))
@@ -1365,7 +1375,7 @@ cdef void _reshift_row(State* s, Py_ssize_t j) noexcept nogil:
     if s.psi != PSI_PNORM:
         _recompute_row(s, j)
         return
-    shift = ga_max(s.theta + base, s.n, 1)
+    shift = _pnorm_shift(ga_max(s.theta + base, s.n, 1))
     _guard_rows(s)
     ga_pnorm_terms(&s.shift[j], &factor, shift, s.p, 1)
     for i in range(s.n):
@@ -1787,6 +1797,8 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
                        else fabs(s.theta[base + i]))
     if s.psi == PSI_PNORM and not top > 0.0:
         return 0.0  # the untouched parameters are all 0
+    if s.psi == PSI_PNORM:
+        top = _pnorm_shift(top)
     rest = 0.0
     q = 0
     for i in range(s.n):
@@ -1820,8 +1832,8 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
         if _normalized(s.psi) and nnz > 0:
             # Terms relative to the largest new parameter, so that none overflows.
             top = ga_max(s.row_theta, nnz, s.psi != PSI_SOFTMAX)
-            if s.psi == PSI_PNORM and not top > 0.0:
-                top = 1.0
+            if s.psi == PSI_PNORM:
+                top = _pnorm_shift(top)
             if norm == 0.0:
                 # Nothing else in the normalizer (a dense row, or untouched
                 # parameters all 0, as at the start): the new ones set the units,

@@ -212,6 +212,27 @@ def test_csr_pnorm_step_past_every_power_in_one_trial_equals_dense(p):
     _assert_same_model(dense, sparse)
 
 
+@pytest.mark.parametrize("update", ["explicit", "implicit"])
+@pytest.mark.parametrize("p", [3.0, 24.95])
+def test_pnorm_learns_subnormal_parameters_dense_and_csr(p, update):
+    # The first step leaves theta_0 = 1e-309, below the smallest normal double: a
+    # row measured in units of it (1 / 1e-309 overflows) was reported as diverged.
+    # The fourth row's implicit step on CSR input measures the untouched theta_1,
+    # subnormal too, in units of its own.
+    X = np.array([[1e-300, 0.0], [1.0, 0.0], [0.0, 1e-300], [1.0, 0.0], [1.0, 1.0]])
+    y = np.ones(5)
+    params = dict(psi="pnorm", p=p, eta=1e-9, update=update, fit_intercept=False)
+    dense = GARegressor(**params).partial_fit(X[:4], y[:4])
+    sparse = GARegressor(**params).partial_fit(sp.csr_matrix(X[:4]), y[:4])
+    assert 0 < sparse.theta_[0, 1] < 1e-300 < sparse.theta_[0, 0]
+    expected = PSI["pnorm"].weights(sparse.theta_, 1.0, p)[0]
+    np.testing.assert_allclose(sparse.coef_, expected, rtol=1e-12)
+    _assert_same_model(dense, sparse)
+    dense.partial_fit(X[4:], y[4:])
+    sparse.partial_fit(sp.csr_matrix(X[4:]), y[4:])
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12)
+
+
 def test_csr_short_steps_beside_underflowed_terms_equal_dense():
     # Short steps (the grouped multiplicative loop) on a row whose terms underflow:
     # EG+- driven far outside its l1 ball puts theta_0 near 7500, so every other
