@@ -91,6 +91,26 @@ def test_sign_is_perceptron_with_twice_the_rate(n_classes):
     np.testing.assert_array_equal(ga.predict(X), perceptron.predict(X))
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_sign_meets_the_perceptrons_exact_ties(fit_intercept):
+    # Inputs on a grid of tenths: activations of exactly 0 (mistakes, by the
+    # Perceptron's convention) recur only if every step rounds its product before
+    # the sum, as scikit-learn does. A fused multiply-add left a residue of 1e-17
+    # in the dense model, which then learned another sequence of mistakes.
+    rng = np.random.default_rng(4)
+    X = rng.integers(-10, 11, size=(300, 3)) / 10
+    y = np.where(X @ [1.0, -1.0, 0.5] + 0.3 * rng.normal(size=300) > 0, 1, -1)
+    ga = GAClassifier(phi="sign", eta=ETA, fit_intercept=fit_intercept)
+    perceptron = Perceptron(eta0=2 * ETA, shuffle=False, fit_intercept=fit_intercept)
+    ga.partial_fit(X, y, classes=[-1, 1])
+    perceptron.partial_fit(X, y, classes=[-1, 1])
+    np.testing.assert_array_equal(ga.coef_, perceptron.coef_)
+    np.testing.assert_array_equal(ga.intercept_, perceptron.intercept_)
+    csr = GAClassifier(phi="sign", eta=ETA, fit_intercept=fit_intercept)
+    csr.partial_fit(sp.csr_matrix(X), y, classes=[-1, 1])
+    np.testing.assert_array_equal(csr.coef_, ga.coef_)
+
+
 def test_fit_epochs_match_sgd_regressor_without_shuffling():
     """fit runs max_iter epochs like SGDRegressor.fit (tol=None: no early stop)."""
     rng = np.random.default_rng(3)
