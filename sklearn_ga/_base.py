@@ -556,9 +556,9 @@ class BaseGA(BaseEstimator):
             c = transfer_bound(self.phi)
             b = input_bound(X, self.psi, U=self.U, p=self.p,
                             fit_intercept=self.fit_intercept)
+            return theorem3_learning_rate(b, c) if b > 0 else 1.0
         except ValueError as error:
             raise ValueError(f"eta='theory' is not available: {error}") from None
-        return theorem3_learning_rate(b, c) if b > 0 else 1.0
 
     def _fit(self, X, y, sample_weight, *, classes=None):
         first_call = not (self.warm_start and hasattr(self, "theta_"))
@@ -611,7 +611,10 @@ class BaseGA(BaseEstimator):
             weights = kept.columns(columns)
         else:
             weights = self.coef_.reshape(self.theta_.shape)
-        A = np.asarray(X @ weights.T) + self.intercept_
+        return self._finite_activations(np.asarray(X @ weights.T) + self.intercept_)
+
+    def _finite_activations(self, A):
+        """A (activations, or scores computed from them), checked to be finite."""
         if not np.all(np.isfinite(A)):
             raise ValueError(
                 f"The activations of {type(self).__name__} overflowed on this input "

@@ -317,9 +317,10 @@ class GAClassifier(ClassifierMixin, BaseGA):
             Positive scores favour ``classes_[1]`` in the binary case.
         """
         A = self._activations(X)
-        if self.classes_.shape[0] == 2:
-            return A[:, 1] - A[:, 0] if A.shape[1] == 2 else A[:, 0]
-        return A
+        if self.classes_.shape[0] == 2 and A.shape[1] == 2:
+            with np.errstate(over="ignore"):  # (reported as an error)
+                return self._finite_activations(A[:, 1] - A[:, 0])
+        return A[:, 0] if self.classes_.shape[0] == 2 else A
 
     def predict(self, X):
         """Predict class labels.
@@ -334,8 +335,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
         labels : ndarray of shape (n_samples,)
             Predicted classes.
         """
-        scores = self.decision_function(X)
-        codes = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        A = self._activations(X)
+        # (Binary softmax: A_1 > A_0 is argmax, which their difference may overflow.)
+        codes = (A[:, 0] > 0).astype(int) if A.shape[1] == 1 else A.argmax(axis=1)
         return self.classes_[codes]
 
     @available_if(_has_probabilities)

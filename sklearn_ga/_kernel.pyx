@@ -2038,7 +2038,7 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     _recompute_row(s, j)
 
 
-cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
+cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
                          const double* x_val, const index_t* x_ind, Py_ssize_t nnz,
                          bint dense) noexcept nogil:
     """Move omega_j along the geodesic of -eta grad L, grad_omega L = r x (KMWW eq. 10).
@@ -2051,6 +2051,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     theta matters only up to a positive factor (omega = R theta / |theta| or
     theta^2 / |theta|^2), so while alpha >= 1/2 theta takes the O(nnz) step
     theta - (beta / alpha) (x or theta x); otherwise the row is rebuilt from omega'.
+    False if |V| is not finite (|x|^2 overflowed): a divergence.
     """
     cdef Py_ssize_t q, i, base = j * s.n
     # c and quad were summed in the dot product's pass.
@@ -2060,8 +2061,10 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     cdef bint sphere = s.psi == PSI_SPHERE, lazy
     radius = s.U if sphere else 2.0
     g = quad - c * c / (radius * radius) if sphere else quad - c * c
+    if not isfinite(g):
+        return False
     if not g > 0.0:
-        return  # the gradient is normal to the manifold: no move
+        return True  # the gradient is normal to the manifold: no move
     g = sqrt(g)  # |V| = |r| g
     angle = eta * fabs(r) * g / radius
     ratio = sin(angle) * sign / g  # sin(angle) r / |V|
@@ -2083,7 +2086,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
             for q in range(nnz):
                 s.theta[base + q] -= (scale * s.theta[base + q]) * x_val[q]
             _recompute_row(s, j)
-        return
+        return True
     # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
     _guard_rows(s)
     if s.lazy:
@@ -2104,6 +2107,7 @@ cdef void _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     lazy, s.lazy = s.lazy, False  # theta was rebuilt: it holds the row, not the terms
     _recompute_row(s, j)
     s.lazy = lazy
+    return True
 
 
 cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
@@ -2150,7 +2154,8 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         if r == 0.0:
             continue
         if _geodesic(s.psi):
-            _geodesic_step(s, j, eta, r, x_val, x_ind, nnz, dense)
+            if not _geodesic_step(s, j, eta, r, x_val, x_ind, nnz, dense):
+                return False
         elif s.update == UPDATE_NATURAL and s.psi != PSI_IDENTITY:
             _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)
         elif dense:

@@ -221,12 +221,21 @@ def theorem3_learning_rate(b, c, *, K=None, R=None):
         raise ValueError("Give both K and R for the tuned rate of eq. (31), or "
                          "neither for 1 / (2 b c).")
     if K is None:
-        return 1.0 / (2.0 * b * c)
-    _check_positive(R=R)
-    if not K >= 0:
-        raise ValueError(f"K must be >= 0; got {K!r}.")
-    # Eq. (31) with z = bcR / K: eta = (sqrt(z^2 + z) - z) / (bc).
-    return float(_tuned_rate_factor(b * c * R / K if K > 0 else np.inf) / (b * c))
+        factor = 0.5
+    else:
+        _check_positive(R=R)
+        if not K >= 0:
+            raise ValueError(f"K must be >= 0; got {K!r}.")
+        # Eq. (31) with z = bcR / K: eta = (sqrt(z^2 + z) - z) / (bc).
+        factor = _tuned_rate_factor(b * c * R / K if K > 0 else np.inf)
+    with np.errstate(divide="ignore", over="ignore"):
+        eta = float(factor / (np.float64(b) * c))
+    if not np.isfinite(eta):
+        raise ValueError(f"Theorem 3's rate overflows: b c = {b * c!r} is too small. "
+                         "Inputs this small bound nothing in floating point; scale "
+                         "the inputs up (e.g. with StandardScaler), or use a numeric "
+                         "eta.")
+    return eta
 
 
 def theorem3_bound(b, c, comparator_loss, divergence, *, K=None, R=None):

@@ -6,6 +6,7 @@ were before the failing call.
 """
 
 import copy
+import pickle
 import re
 import warnings
 
@@ -240,6 +241,33 @@ def test_theory_rate_unavailable_for_unbounded_phi():
     model = GARegressor(phi="exp")
     with pytest.raises(ValueError, match="eta='theory' is not available"):
         model.fit(X, Y_UNIT)
+    assert not hasattr(model, "coef_")
+
+
+def test_binary_softmax_scores_that_overflow_are_an_error():
+    # The score is the difference of the two activations, each finite (1.5e308
+    # and its negative): their difference is not, and was returned as inf.
+    rng = np.random.default_rng(0)
+    X_train = rng.standard_normal((100, 2))
+    model = GAClassifier(phi="softmax", eta=0.5, fit_intercept=False)
+    model.fit(X_train, (X_train[:, 0] > 0).astype(int))
+    x = np.array([[1.5e308 / np.abs(model.coef_[:, 0]).max(), 0.0]])
+    assert np.all(np.isfinite(x @ model.coef_.T))
+    with pytest.raises(ValueError, match="activations .* overflowed"):
+        model.decision_function(x)
+    np.testing.assert_array_equal(model.predict(x), [1])
+
+
+@pytest.mark.parametrize("psi", ["identity", "eg_pm"])
+def test_theory_rate_that_overflows_is_an_error(psi):
+    # Inputs of 1e-160 bound b by 2e-320 (b = max ||x||^2 for GD; U^2-scaled for
+    # EG+-): 1 / (2 b c) is not a number, and the fit had run with eta = inf.
+    X_tiny = np.full((3, 2), 1e-160)
+    model = GARegressor(psi=psi, U=1e-160 if psi == "eg_pm" else 1.0,
+                        fit_intercept=False)
+    with pytest.raises(ValueError, match="eta='theory' is not available: .*overflow"
+                                         ".* scale the inputs"):
+        model.fit(X_tiny if psi == "identity" else X_tiny * 1e160, [0.5, 1.0, 2.0])
     assert not hasattr(model, "coef_")
 
 
@@ -569,6 +597,23 @@ def test_divergence_found_at_the_end_of_a_batch_names_its_last_trial():
     model = GARegressor(eta=1e10)
     with pytest.raises(ValueError, match="diverged at trial 1 "):
         model.partial_fit([[1e300]], [1.0])
+
+
+@pytest.mark.parametrize("psi", ["sphere", "simplex"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_a_geodesic_step_whose_input_norm_overflows_is_an_error(psi, sparse):
+    # |x|^2 = 1e310 overflows: the step's length is not finite. It was skipped
+    # without a word on dense rows (the trial counted, the weights unmoved).
+    model = GARegressor(psi=psi, phi="tanh", eta=1e-3, fit_intercept=False)
+    model.partial_fit([[1.0, 0.0, 0.0]], [0.5])
+    before = pickle.dumps(model)
+    X = np.array([[1e155, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="diverged at trial 2 .* scale the inputs"):
+        model.partial_fit(sp.csr_matrix(X) if sparse else X, [-1.0])
+    assert pickle.dumps(model) == before
+    # A step of 1e154 still moves the weights.
+    moved = model.partial_fit(X / 10, [-1.0]).coef_
+    assert not np.allclose(moved, pickle.loads(before).coef_)
 
 
 def test_restart_hints_name_only_parameters_the_estimator_has():

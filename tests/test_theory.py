@@ -223,6 +223,8 @@ def test_hkw_theorem2():
     (lambda: theorem3_learning_rate(0.0, 1.0), "b must be"),
     (lambda: theorem3_learning_rate(1.0, np.inf), "c must be"),
     (lambda: theorem3_learning_rate(1.0, 1.0, K=1.0), "both K and R"),
+    (lambda: theorem3_learning_rate(1e-320, 0.25), "rate overflows"),
+    (lambda: theorem3_learning_rate(1e-320, 0.25, K=1e-300, R=1.0), "rate overflows"),
     (lambda: theorem3_bound(1.0, 1.0, 5.0, 0.1, K=1.0, R=1.0), "Loss"),
     (lambda: hkw_theorem2(1.0, 1.0, -1.0, 10), "U must be"),
 ])
