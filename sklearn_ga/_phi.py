@@ -25,10 +25,17 @@ def _softplus(a):
     return np.logaddexp(0.0, a)
 
 
-def _bernoulli_loss(z, a):
-    # Matching loss of the logistic function: z ln(z / y_hat) + (1-z) ln(...) written
-    # with softplus of the activation so it stays finite when y_hat saturates.
-    return (z * _softplus(-a) + (1 - z) * _softplus(a)
+def _softplus_over(a, slope):
+    # ln(1 + e^{slope a}) / slope, without forming slope a (which may overflow).
+    with np.errstate(over="ignore"):
+        return np.maximum(a, 0.0) + np.log1p(np.exp(-slope * np.abs(a))) / slope
+
+
+def _bernoulli_loss(z, a, slope=1.0):
+    # Matching loss of the logistic function of slope a: z ln(z / y_hat) + (1-z)
+    # ln(...) written with softplus of the activation so it stays finite when y_hat
+    # saturates (and 0, not 0 inf, for a target at the end that y_hat approaches).
+    return (slope * (z * _softplus_over(-a, slope) + (1 - z) * _softplus_over(a, slope))
             + xlogy(z, z) + xlogy(1 - z, 1 - z))
 
 
@@ -50,7 +57,7 @@ def _loss_logistic(y, a):
 
 def _loss_tanh(y, a):
     # L_tanh(y, a) = L_logistic((1 + y) / 2, 2a).
-    return _bernoulli_loss(0.5 * (1 + y), 2 * a)
+    return _bernoulli_loss(0.5 * (1 + y), a, slope=2.0)
 
 
 def _loss_arctan(y, a):
@@ -59,11 +66,18 @@ def _loss_arctan(y, a):
 
 
 def _loss_exp(y, a):
-    return xlogy(y, y) - y * a - y + np.exp(a)
+    # y ln y - y a - y + e^a, with y (ln y - a - 1) in one product: y a alone may
+    # overflow where the loss does not.
+    with np.errstate(over="ignore"):  # (e^a past 709.78: the loss overflows too)
+        return y * (_log(np.where(y > 0, y, 1.0)) - a - 1.0) + np.exp(a)
 
 
 def _loss_softmax(y, a):
-    return np.sum(xlogy(y, y) - y * log_softmax(a, axis=-1), axis=-1, keepdims=True)
+    # (A class of target 0 adds nothing, however far below the others its
+    # activation: log_softmax may be -inf there.)
+    with np.errstate(over="ignore"):
+        log_y_hat = np.where(y > 0, log_softmax(a, axis=-1), 0.0)
+    return np.sum(xlogy(y, y) - y * log_y_hat, axis=-1, keepdims=True)
 
 
 def _loss_sign(y, a):

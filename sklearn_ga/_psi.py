@@ -120,9 +120,11 @@ def _divergence_identity(theta_tilde, theta, U, p):
 
 def _divergence_softmax(theta_tilde, theta, U, p):
     # KW01 Example 2: sum_j sigma_j(theta) ln(sigma_j(theta) / sigma_j(theta_tilde)).
-    return np.sum(softmax(theta, axis=-1)
-                  * (log_softmax(theta, axis=-1) - log_softmax(theta_tilde, axis=-1)),
-                  axis=-1)
+    # A weight of 0 adds nothing: its log ratio may be -inf - (-inf) far out.
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = softmax(theta, axis=-1)
+        ratios = log_softmax(theta, axis=-1) - log_softmax(theta_tilde, axis=-1)
+        return np.sum(np.where(weights > 0, weights * ratios, 0.0), axis=-1)
 
 
 def _divergence_eg_pm(theta_tilde, theta, U, p):
@@ -134,10 +136,12 @@ def _divergence_exp(theta_tilde, theta, U, p):
     # unnormalized relative entropy sum_j (w_j ln(w_j / w~_j) + w~_j - w_j). For
     # d > 1 the term is e^theta~ - e^theta (1 + d) (no cancellation: e^d > 1 + d by
     # a factor of at least e / 2), finite where e^theta underflows and e^d overflows.
-    d = theta_tilde - theta
     with np.errstate(over="ignore", invalid="ignore"):
-        terms = np.where(d > 1.0, np.exp(theta_tilde) - np.exp(theta) * (1.0 + d),
-                         np.exp(theta) * (np.expm1(d) - d))
+        d = theta_tilde - theta
+        weights = np.exp(theta)
+        terms = np.where(d > 1.0, np.exp(theta_tilde)
+                         - np.where(weights > 0, weights * (1.0 + d), 0.0),
+                         weights * (np.expm1(d) - d))
     return np.sum(terms, axis=-1)
 
 

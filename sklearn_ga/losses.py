@@ -53,12 +53,17 @@ def _as_float_array(values, name):
     return values
 
 
+def _as_finite_array(values, name, what):
+    values = _as_float_array(values, name)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains infinity; {what} are finite numbers (a "
+                         "model's always are).")
+    return values
+
+
 def _as_parameters(values, name):
     """Parameter matrices: 2-D and finite (they are never infinite in a run)."""
-    values = np.atleast_2d(_as_float_array(values, name))
-    if not np.isfinite(values).all():
-        raise ValueError(f"{name} contains infinity; parameters are finite numbers.")
-    return values
+    return np.atleast_2d(_as_finite_array(values, name, "parameters"))
 
 
 def _check_in_range(entry, values, name):
@@ -127,13 +132,10 @@ def matching_loss(y_true, y_pred=None, *, activation=None, phi="identity"):
     if (y_pred is None) == (activation is None):
         raise ValueError("Pass exactly one of y_pred (predictions) and activation "
                          "(linear activations).")
-    Y = _as_float_array(y_true, "y_true")
+    Y = _as_finite_array(y_true, "y_true", "targets")
     _check_in_range(entry, Y, "y_true")
-    given = _as_float_array(activation if y_pred is None else y_pred,
-                            "activation" if y_pred is None else "y_pred")
-    if y_pred is None and not np.isfinite(given).all():
-        raise ValueError("activation contains infinity; activations are finite "
-                         "numbers (a model's always are).")
+    given = (_as_finite_array(activation, "activation", "activations")
+             if y_pred is None else _as_finite_array(y_pred, "y_pred", "predictions"))
     if given.shape != Y.shape:
         raise ValueError(f"y_true has shape {Y.shape} but "
                          f"{'activation' if y_pred is None else 'y_pred'} has shape "

@@ -208,6 +208,38 @@ def test_softmax_edges():
     assert matching_loss(y, [[0.5, 0.0, 0.5]], phi="softmax")[0] == np.inf
 
 
+@pytest.mark.parametrize("phi, y, a, expected", [
+    # 2a overflows (tanh is the logistic function of slope 2): 0 inf was NaN, and
+    # the finite loss 5e307 (1/4 of 2e308) was inf.
+    ("tanh", 1.0, 1e308, 0.0), ("tanh", -0.5, -1e308, 5e307),
+    # y a overflows where y ln y - y a - y + e^a does not: inf - inf was NaN.
+    ("exp", 1e308, 709.7, 1e308 * (np.log(1e308) - 709.7 - 1) + np.exp(709.7)),
+])
+def test_losses_of_huge_activations_are_numbers(phi, y, a, expected):
+    loss = matching_loss([y], activation=[a], phi=phi)[0]
+    assert loss == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+def test_softmax_loss_of_activations_far_apart():
+    # a_j - max a overflows to -inf for the class of target 0: 0 (-inf) was NaN.
+    y = np.array([[0.0, 1.0]])
+    assert matching_loss(y, activation=[[-1e308, 1e308]], phi="softmax")[0] == 0.0
+    assert matching_loss(y, activation=[[1e308, -1e308]], phi="softmax")[0] == np.inf
+
+
+@pytest.mark.parametrize("psi, theta_tilde, theta, expected", [
+    # ln 4: all of EG+-'s mass on one of its four weights, against a uniform theta~.
+    ("eg_pm", [0.0, 0.0], [-1e308, 0.0], np.log(4.0)),
+    ("softmax", [0.0, 0.0], [-1e308, 0.0], np.log(2.0)),
+    # The true divergences exceed the largest double.
+    ("softmax", [-1e308, 1e308], [1e308, -1e308], np.inf),
+    ("exp", [1e308], [-1e308], np.inf),
+])
+def test_divergences_of_huge_parameters_are_numbers(psi, theta_tilde, theta, expected):
+    assert divergence(theta_tilde, theta, psi=psi) == pytest.approx(expected,
+                                                                     rel=1e-12)
+
+
 @pytest.mark.parametrize("phi, y, y_hat, expected", [
     ("logistic", 1.0, 1.0, 0.0), ("logistic", 0.0, 0.0, 0.0),
     ("logistic", 0.0, 1.0, np.inf), ("tanh", 1.0, 1.0, 0.0),
@@ -250,6 +282,8 @@ def test_shapes_and_multioutput_sum():
     ({"y_true": [0.5], "y_pred": [0.5], "phi": "relu"}, "not a transfer function"),
     ({"y_true": [np.nan], "y_pred": [0.5], "phi": "identity"}, "NaN"),
     ({"y_true": [1.0], "activation": [np.inf], "phi": "logistic"}, "infinity"),
+    ({"y_true": [np.inf], "y_pred": [np.inf], "phi": "identity"}, "y_true contains"),
+    ({"y_true": [1.0], "y_pred": [np.inf], "phi": "exp"}, "y_pred contains"),
     ({"y_true": [[0.0, 1.0]], "activation": [[-np.inf, 0.0]], "phi": "softmax"},
      "infinity"),
     ({"y_true": [[0.2, 0.7]], "y_pred": [[0.5, 0.5]], "phi": "softmax"},
