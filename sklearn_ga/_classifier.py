@@ -77,7 +77,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
     eta : float or "theory", default="theory"
         Learning rate, > 0, or ``"theory"`` for KW01 Theorem 3's ``1 / (2 b c)``
         from the first batch (see :class:`GARegressor`; unavailable for
-        ``phi="sign"`` and ``psi="exp"``). For ``psi="eg_pm"``, HKW's EG± rate.
+        ``phi="sign"``, ``psi="exp"`` and the geodesic ``psi``). For
+        ``psi="eg_pm"``, HKW's EG± rate.
     U : float, default=1.0
         Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class; radius
         of ``psi="sphere"``: ``||w||_2 = U``.

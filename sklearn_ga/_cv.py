@@ -284,8 +284,10 @@ class GARegressorCV(_GridMixin, GARegressor):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
-        Parameterization function (see :class:`GARegressor`).
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+            default="identity"
+        Parameterization function (see :class:`GARegressor`; the sphere's radius
+        is 1).
     phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
             default="identity"
         Transfer function (see :class:`GARegressor`).
@@ -413,8 +415,10 @@ class GAClassifierCV(_GridMixin, GAClassifier):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
-        Parameterization function (see :class:`GARegressor`).
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+            default="identity"
+        Parameterization function (see :class:`GARegressor`; the sphere's radius
+        is 1).
     phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
         Transfer function (see :class:`GAClassifier`).
     etas : int or array-like of float, default=9

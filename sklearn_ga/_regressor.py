@@ -48,7 +48,8 @@ class GARegressor(RegressorMixin, BaseGA):
         or ``fit_intercept`` change) and c of eq. (29) (:mod:`sklearn_ga.theory`):
         the rate of the worst-case bound (30), which assumes later inputs obey the
         first batch's bound; tuned rates are often several times larger. It needs finite
-        b and c, so ``psi="exp"`` and ``phi="exp"`` need a number.
+        b and c, so ``psi="exp"``, ``phi="exp"`` and the geodesic ``psi``
+        (``"sphere"``, ``"simplex"``) need a number.
         For ``psi="eg_pm"`` the rate is that of HKW's EG±, whose parameter step is
         ``eta * U * (y_hat - y) x``.
     U : float, default=1.0
@@ -65,7 +66,8 @@ class GARegressor(RegressorMixin, BaseGA):
         the residual taken at the updated parameters, ``Theta~ = Theta - eta
         (phi(psi(Theta~) x + b~) - y) x^T`` (KMWW eq. 9), solved to machine
         precision per output (for ``phi="softmax"``, whose outputs are coupled,
-        by exact minimization over one output at a time until none moves); it
+        by a root search on its log-normalizer, each output's equation solved for
+        a fixed one); it
         stays stable for learning rates at which the explicit rule diverges. It
         needs the matching loss. ``"natural"``: ``theta <- theta - eta
         Dpsi(theta)^T grad_omega L`` (KMWW eq. 5; with ``psi="exp"`` the natural EG

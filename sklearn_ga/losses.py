@@ -111,7 +111,7 @@ def matching_loss(y_true, y_pred=None, *, activation=None, phi="identity"):
     Returns
     -------
     loss : ndarray of shape (n_samples,)
-        Loss of each sample, summed over outputs (a float for a single sample).
+        Loss of each sample, summed over outputs (a float for scalar inputs).
 
     See Also
     --------
