@@ -16,6 +16,7 @@ cumulative on-line loss, ``cumulative_loss_`` of the estimators.
 """
 
 from collections import namedtuple
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -177,8 +178,35 @@ def transfer_bound(phi):
 
 def _check_positive(**values):
     for name, value in values.items():
-        if value is not None and not (np.isfinite(value) and value > 0):
+        if not (_finite(value) and value > 0):
             raise ValueError(f"{name} must be a finite number > 0; got {value!r}.")
+
+
+def _check_nonnegative(**values):
+    """Those given (not None) are finite and >= 0."""
+    for name, value in values.items():
+        if value is not None and not (_finite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
+
+
+def _check_within(comparator_loss, K):
+    if K is not None and comparator_loss > K:
+        raise ValueError(f"The tuned rate needs Loss(u) <= K; got {comparator_loss!r} "
+                         f"> K={K!r}.")
+
+
+def _finite(value):
+    return isinstance(value, Real) and bool(np.isfinite(value))
+
+
+def _checked(guarantee):
+    """The rate and bound as floats, or a ValueError if either overflowed."""
+    eta, bound = guarantee
+    if not (np.isfinite(eta) and np.isfinite(bound)):
+        raise ValueError(f"The rate or the bound overflows (eta={eta:.6g}, bound="
+                         f"{bound:.6g}): the constants are too large or too small "
+                         "for floating point. Scale the inputs.")
+    return Guarantee(*map(float, guarantee))
 
 
 def _tuned_rate_factor(z):
@@ -265,15 +293,16 @@ def theorem3_bound(b, c, comparator_loss, divergence, *, K=None, R=None):
     14.0
     """
     _check_positive(b=b, c=c)
+    _check_nonnegative(comparator_loss=comparator_loss, divergence=divergence)
     if K is None and R is None:
-        return 2.0 * comparator_loss + 4.0 * b * c * divergence
+        return float(2.0 * comparator_loss + 4.0 * b * c * divergence)
     theorem3_learning_rate(b, c, K=K, R=R)  # validates K and R
     if comparator_loss > K or divergence > R:
         raise ValueError(
             f"Bound (32) needs Loss(Theta*) <= K and Delta(Theta_1, Theta*) <= R; "
             f"got {comparator_loss:.6g} > K={K:.6g} or {divergence:.6g} > R={R:.6g}."
         )
-    return comparator_loss + 2.0 * np.sqrt(K * b * c * R) + 4.0 * b * c * R
+    return float(comparator_loss + 2.0 * np.sqrt(K * b * c * R) + 4.0 * b * c * R)
 
 
 def relative_loss_bound(X, y, theta, *, psi="identity", phi="identity", U=1.0,
@@ -385,14 +414,17 @@ def hkw_theorem1(X_norm, Z, distance, comparator_loss=0.0, *, K=None):
     Guarantee(eta=0.005, bound=800.0)
     """
     _check_positive(X_norm=X_norm, Z=Z)
-    xz = X_norm**2 * Z
-    if K is None:
-        return Guarantee(1.0 / (2.0 * xz), 2.0 * (comparator_loss
-                                                  + distance**2 * xz))
-    z = distance**2 * xz / (2.0 * K) if K > 0 else np.inf
-    return Guarantee(_tuned_rate_factor(z) / xz,
-                     comparator_loss + distance * X_norm * np.sqrt(2.0 * K * Z)
-                     + 2.0 * distance**2 * xz)
+    _check_nonnegative(distance=distance, comparator_loss=comparator_loss, K=K)
+    _check_within(comparator_loss, K)
+    with np.errstate(all="ignore"):  # (overflow is an error, below)
+        xz = np.float64(X_norm) ** 2 * Z
+        if K is None:
+            return _checked((1.0 / (2.0 * xz),
+                             2.0 * (comparator_loss + distance**2 * xz)))
+        z = distance**2 * xz / (2.0 * K) if K > 0 else np.inf
+        return _checked((_tuned_rate_factor(z) / xz,
+                         comparator_loss + distance * X_norm * np.sqrt(2.0 * K * Z)
+                         + 2.0 * distance**2 * xz))
 
 
 def hkw_theorem2(X_norm, Z, U, n_features, comparator_loss=0.0, *, K=None, D=None):
@@ -438,12 +470,17 @@ def hkw_theorem2(X_norm, Z, U, n_features, comparator_loss=0.0, *, K=None, D=Non
     (0.02, 100.0)
     """
     _check_positive(X_norm=X_norm, Z=Z, U=U)
+    _check_nonnegative(comparator_loss=comparator_loss, K=K, D=D)
+    _check_within(comparator_loss, K)
+    if not (isinstance(n_features, Integral) and n_features >= 1):
+        raise ValueError(f"n_features must be an integer >= 1; got {n_features!r}.")
     D = np.log(2.0 * n_features) if D is None else D
-    uxz = (U * X_norm) ** 2 * Z
-    if K is None:
-        return Guarantee(1.0 / (4.0 * uxz), 4.0 / 3.0 * (comparator_loss
-                                                         + 4.0 * uxz * D))
-    z = uxz * D / K if K > 0 else np.inf
-    return Guarantee(_tuned_rate_factor(z) / uxz,
-                     comparator_loss + 2.0 * U * X_norm * np.sqrt(K * Z * D)
-                     + 4.0 * uxz * D)
+    with np.errstate(all="ignore"):  # (overflow is an error, below)
+        uxz = (np.float64(U) * X_norm) ** 2 * Z
+        if K is None:
+            return _checked((1.0 / (4.0 * uxz),
+                             4.0 / 3.0 * (comparator_loss + 4.0 * uxz * D)))
+        z = uxz * D / K if K > 0 else np.inf
+        return _checked((_tuned_rate_factor(z) / uxz,
+                         comparator_loss + 2.0 * U * X_norm * np.sqrt(K * Z * D)
+                         + 4.0 * uxz * D))
