@@ -60,9 +60,22 @@ def _loss_tanh(y, a):
     return _bernoulli_loss(0.5 * (1 + y), a, slope=2.0)
 
 
+# pi / 2 as the double nearest it and the rest.
+HALF_PI_HIGH, HALF_PI_LOW = np.pi / 2, 6.123233995736766e-17
+
+
 def _loss_arctan(y, a):
-    # (y_hat - y) tan(y_hat) + ln(cos y_hat / cos y) with tan(y_hat) = a.
-    return a * (np.arctan(a) - y) - _half_log1p_square(a) - np.log(np.cos(y))
+    # (y_hat - y) tan(y_hat) + ln(cos y_hat / cos y) with tan(y_hat) = a. Near the
+    # ends of the range y_hat - y and cos y are differences from +-pi/2, taken from
+    # pi/2 in two parts: arctan a = sign(a) pi/2 - arctan(1/a) for |a| > 1, and
+    # cos y = sin(pi/2 - |y|).
+    far, side = np.abs(a) > 1.0, np.sign(a)
+    gap = np.where(far, (side * HALF_PI_HIGH - y) + side * HALF_PI_LOW
+                   - np.arctan(1.0 / np.where(far, a, 1.0)), np.arctan(a) - y)
+    log_cos_y = np.where(np.abs(y) > 1.0,
+                         np.log(np.sin((HALF_PI_HIGH - np.abs(y)) + HALF_PI_LOW)),
+                         np.log(np.cos(y)))
+    return a * gap - _half_log1p_square(a) - log_cos_y
 
 
 def _loss_exp(y, a):

@@ -220,6 +220,28 @@ def test_losses_of_huge_activations_are_numbers(phi, y, a, expected):
     assert loss == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
+@pytest.mark.parametrize("y, a", [(1.5707963267948963, 1e16),
+                                  (np.pi / 2 - 1e-10, 1e9)])
+def test_arctan_loss_near_the_ends_of_its_range(y, a):
+    # y a few ulps from pi/2: y_hat - y and cos y are differences from pi/2, which
+    # rounding pi/2 to a double spoiled (0.79 came out 1.18). The oracle is the
+    # loss as the integral of phi(r) - y = (pi/2 - y) - arctan(1/r) from tan y to
+    # a (KW01 eq. 2), with pi/2 - y exact in decimal.
+    from decimal import Decimal, localcontext
+
+    from scipy.integrate import quad
+
+    with localcontext() as context:
+        context.prec = 50
+        gap = float(Decimal("1.57079632679489661923132169163975144209858469968755")
+                    - Decimal(y))
+    expected, _ = quad(lambda r: gap - np.arctan(1 / r), 1 / np.tan(gap), a,
+                       epsabs=0.0, epsrel=1e-12, limit=200)
+    for sign in (1.0, -1.0):
+        loss = matching_loss([sign * y], activation=[sign * a], phi="arctan")[0]
+        assert loss == pytest.approx(expected, rel=1e-9)
+
+
 def test_softmax_loss_of_activations_far_apart():
     # a_j - max a overflows to -inf for the class of target 0: 0 (-inf) was NaN.
     y = np.array([[0.0, 1.0]])
