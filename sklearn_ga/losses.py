@@ -53,8 +53,12 @@ def _as_float_array(values, name):
     return values
 
 
-def _as_finite_array(values, name, what):
+def _as_finite_array(values, name, what, dimensions=2):
+    """Finite values of at most ``dimensions`` axes."""
     values = _as_float_array(values, name)
+    if values.ndim > dimensions:
+        raise ValueError(f"{name} has {values.ndim} dimensions; {what} have at "
+                         f"most {dimensions}.")
     if not np.isfinite(values).all():
         raise ValueError(f"{name} contains infinity; {what} are finite numbers (a "
                          "model's always are).")
@@ -63,7 +67,10 @@ def _as_finite_array(values, name, what):
 
 def _as_parameters(values, name):
     """Parameter matrices: 2-D and finite (they are never infinite in a run)."""
-    return np.atleast_2d(_as_finite_array(values, name, "parameters"))
+    values = np.atleast_2d(_as_finite_array(values, name, "parameters"))
+    if values.size == 0:
+        raise ValueError(f"{name} is empty; give at least one parameter.")
+    return values
 
 
 def _check_in_range(entry, values, name):

@@ -306,6 +306,7 @@ def test_shapes_and_multioutput_sum():
     ({"y_true": [1.0], "activation": [np.inf], "phi": "logistic"}, "infinity"),
     ({"y_true": [np.inf], "y_pred": [np.inf], "phi": "identity"}, "y_true contains"),
     ({"y_true": [1.0], "y_pred": [np.inf], "phi": "exp"}, "y_pred contains"),
+    ({"y_true": np.zeros((2, 2, 2)), "y_pred": np.zeros((2, 2, 2))}, "3 dimensions"),
     ({"y_true": [[0.0, 1.0]], "activation": [[-np.inf, 0.0]], "phi": "softmax"},
      "infinity"),
     ({"y_true": [[0.2, 0.7]], "y_pred": [[0.5, 0.5]], "phi": "softmax"},
@@ -465,6 +466,10 @@ def test_divergence_bad_input():
         divergence(np.zeros(3), np.zeros(3), psi="cube")
     with pytest.raises(ValueError, match="exactly one"):
         potential([1.0], phi="identity", psi="identity")
+    with pytest.raises(ValueError, match="theta_tilde has 3 dimensions"):
+        divergence(np.zeros((2, 2, 2)), np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="theta_tilde is empty"):
+        divergence([], [], psi="softmax")
 
 
 # -- scorers ---------------------------------------------------------------------
