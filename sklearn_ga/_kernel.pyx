@@ -2062,7 +2062,8 @@ cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     cdef double sign = 1.0 if r > 0.0 else -1.0
     cdef bint sphere = s.psi == PSI_SPHERE, lazy
     radius = s.U if sphere else 2.0
-    g = quad - c * c / (radius * radius) if sphere else quad - c * c
+    # (c / R)^2 <= quad: c * c alone may overflow where quad does not.
+    g = quad - (c / radius) * (c / radius) if sphere else quad - c * c
     if not isfinite(g):
         return False
     if not g > 0.0:

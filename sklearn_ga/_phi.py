@@ -79,10 +79,12 @@ def _loss_arctan(y, a):
 
 
 def _loss_exp(y, a):
-    # y ln y - y a - y + e^a, with y (ln y - a - 1) in one product: y a alone may
-    # overflow where the loss does not.
-    with np.errstate(over="ignore"):  # (e^a past 709.78: the loss overflows too)
-        return y * (_log(np.where(y > 0, y, 1.0)) - a - 1.0) + np.exp(a)
+    # y ln y - y a - y + e^a = y (e^d - 1 - d) with d = a - ln y: no cancellation near
+    # the exact fit, and no overflow where the loss is finite (e^a at y = 0).
+    positive = y > 0
+    with np.errstate(over="ignore"):
+        d = a - _log(np.where(positive, y, 1.0))
+        return np.where(positive, y * (np.expm1(d) - d), np.exp(a))
 
 
 def _loss_softmax(y, a):

@@ -136,20 +136,30 @@ def _divergence_exp(theta_tilde, theta, U, p):
     # unnormalized relative entropy sum_j (w_j ln(w_j / w~_j) + w~_j - w_j). For
     # d > 1 the term is e^theta~ - e^theta (1 + d) (no cancellation: e^d > 1 + d by
     # a factor of at least e / 2), finite where e^theta underflows and e^d overflows.
-    with np.errstate(over="ignore", invalid="ignore"):
+    # Where e^theta overflows, e^(theta + ln(e^d - 1 - d)) may not.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         d = theta_tilde - theta
         weights = np.exp(theta)
+        near = np.where(np.isfinite(weights), weights * (np.expm1(d) - d),
+                        np.exp(theta + np.log(np.expm1(d) - d)))
         terms = np.where(d > 1.0, np.exp(theta_tilde)
-                         - np.where(weights > 0, weights * (1.0 + d), 0.0),
-                         weights * (np.expm1(d) - d))
+                         - np.where(weights > 0, weights * (1.0 + d), 0.0), near)
     return np.sum(terms, axis=-1)
 
 
 def _divergence_pnorm(theta_tilde, theta, U, p):
     # Slides: ||theta~||_p^2 / 2 + ||theta||_p^2 / 2 - theta~ . psi(theta), using
-    # theta . psi(theta) = ||theta||_p^2.
-    return (_potential_pnorm(theta_tilde, U, p) + _potential_pnorm(theta, U, p)
+    # theta . psi(theta) = ||theta||_p^2. It is s^2 times that of theta~ / s and
+    # theta / s: in units s of the larger |entry| of each row pair, the squares do
+    # not overflow.
+    s = np.maximum(np.abs(theta_tilde).max(axis=-1, keepdims=True),
+                   np.abs(theta).max(axis=-1, keepdims=True))
+    s[s == 0] = 1.0
+    theta_tilde, theta = theta_tilde / s, theta / s
+    unit = (_potential_pnorm(theta_tilde, U, p) + _potential_pnorm(theta, U, p)
             - np.sum(theta_tilde * _pnorm(theta, U, p), axis=-1))
+    with np.errstate(over="ignore"):  # (past the largest double: inf)
+        return s[..., 0] * (s[..., 0] * unit)  # (s^2 alone may overflow; unit be 0)
 
 
 def _row_norms(X, order):

@@ -256,7 +256,7 @@ def theorem3_learning_rate(b, c, *, K=None, R=None):
             raise ValueError(f"K must be >= 0; got {K!r}.")
         # Eq. (31) with z = bcR / K: eta = (sqrt(z^2 + z) - z) / (bc).
         factor = _tuned_rate_factor(b * c * R / K if K > 0 else np.inf)
-    with np.errstate(divide="ignore", over="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         eta = float(factor / (np.float64(b) * c))
     if not np.isfinite(eta):
         raise ValueError(f"Theorem 3's rate overflows: b c = {b * c!r} is too small. "
@@ -302,7 +302,8 @@ def theorem3_bound(b, c, comparator_loss, divergence, *, K=None, R=None):
             f"Bound (32) needs Loss(Theta*) <= K and Delta(Theta_1, Theta*) <= R; "
             f"got {comparator_loss:.6g} > K={K:.6g} or {divergence:.6g} > R={R:.6g}."
         )
-    return float(comparator_loss + 2.0 * np.sqrt(K * b * c * R) + 4.0 * b * c * R)
+    return float(comparator_loss + 2.0 * np.sqrt(K * R) * np.sqrt(b * c)
+                 + 4.0 * b * c * R)
 
 
 def relative_loss_bound(X, y, theta, *, psi="identity", phi="identity", U=1.0,
@@ -417,6 +418,7 @@ def hkw_theorem1(X_norm, Z, distance, comparator_loss=0.0, *, K=None):
     _check_nonnegative(distance=distance, comparator_loss=comparator_loss, K=K)
     _check_within(comparator_loss, K)
     with np.errstate(all="ignore"):  # (overflow is an error, below)
+        distance = np.float64(distance)
         xz = np.float64(X_norm) ** 2 * Z
         if K is None:
             return _checked((1.0 / (2.0 * xz),

@@ -616,6 +616,18 @@ def test_a_geodesic_step_whose_input_norm_overflows_is_an_error(psi, sparse):
     assert not np.allclose(moved, pickle.loads(before).coef_)
 
 
+def test_a_sphere_of_radius_1e155_takes_its_steps():
+    # c = omega . x is about U |x|: c^2 overflowed, though the step is finite (an
+    # arc of eta |r| g, invisible on this radius), and the trial was reported as
+    # diverged.
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([-0.5, 0.5, 0.1])
+    model = GARegressor(psi="sphere", phi="tanh", U=1e155, eta=1e-3,
+                        fit_intercept=False).partial_fit(X, y)
+    assert np.linalg.norm(model.coef_ / 1e155) == pytest.approx(1.0, rel=1e-12)
+    assert model.t_ == 3
+
+
 def test_restart_hints_name_only_parameters_the_estimator_has():
     # The CV estimators have no warm_start: their fit always starts over.
     search = GAClassifierCV(etas=[0.01, 0.1]).fit(X, LABELS)

@@ -214,6 +214,11 @@ def test_softmax_edges():
     ("tanh", 1.0, 1e308, 0.0), ("tanh", -0.5, -1e308, 5e307),
     # y a overflows where y ln y - y a - y + e^a does not: inf - inf was NaN.
     ("exp", 1e308, 709.7, 1e308 * (np.log(1e308) - 709.7 - 1) + np.exp(709.7)),
+    # e^a overflows where the loss does not (in units of 1e300: e^(a - 300 ln 10)
+    # and y / 1e300), or the loss overflows too: inf - inf was NaN.
+    ("exp", 1e308, 710.0, 1e300 * (np.exp(710.0 - 300 * np.log(10.0))
+                                   - 1e8 * (710.0 - 308 * np.log(10.0) + 1.0))),
+    ("exp", 1e300, 1e10, np.inf),
 ])
 def test_losses_of_huge_activations_are_numbers(phi, y, a, expected):
     loss = matching_loss([y], activation=[a], phi=phi)[0]
@@ -256,10 +261,16 @@ def test_softmax_loss_of_activations_far_apart():
     # The true divergences exceed the largest double.
     ("softmax", [-1e308, 1e308], [1e308, -1e308], np.inf),
     ("exp", [1e308], [-1e308], np.inf),
+    # e^theta overflows: the divergence e^theta (e^d - 1 - d) need not.
+    ("exp", [710.0], [710.0], 0.0),
+    ("exp", [711.0], [710.0], np.exp(710.0 - 300 * np.log(10.0)) * (np.e - 2) * 1e300),
+    # ||theta||_p^2 overflows: the divergence, (theta~ - theta)^2 / 2 for one
+    # parameter, need not.
+    ("pnorm", [1.5e154], [1.4e154], 0.5e306), ("pnorm", [1e155], [1e155], 0.0),
 ])
 def test_divergences_of_huge_parameters_are_numbers(psi, theta_tilde, theta, expected):
-    assert divergence(theta_tilde, theta, psi=psi) == pytest.approx(expected,
-                                                                     rel=1e-12)
+    assert divergence(theta_tilde, theta, psi=psi, p=3.0) == pytest.approx(
+        expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("phi, y, y_hat, expected", [

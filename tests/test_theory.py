@@ -235,6 +235,7 @@ def test_hkw_theorem2():
     (lambda: hkw_theorem1(1.0, 1.0, 1.0, K=-1.0), "K must be"),
     (lambda: hkw_theorem1(1.0, 1.0, 1.0, comparator_loss=2.0, K=1.0), "Loss(u) <= K"),
     (lambda: hkw_theorem1(1e-200, 1.0, 1.0), "overflows"),
+    (lambda: hkw_theorem1(1.0, 1.0, 1e155), "overflows"),
     (lambda: hkw_theorem2(1.0, 1.0, 1e200, 3), "overflows"),
     (lambda: hkw_theorem2(1.0, 1.0, 1.0, 0), "n_features must be"),
     (lambda: hkw_theorem2(1.0, 1.0, 1.0, 3, K=1.0, D=-1.0), "D must be"),
