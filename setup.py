@@ -6,14 +6,10 @@ from setuptools import Extension, setup
 # -O3 vectorizes the inner loops; -fno-math-errno (libm calls may be inlined) and
 # -fno-trapping-math (branch-free selects in vectorized loops) leave NaN/inf semantics
 # untouched: no -ffast-math, since divergence detection relies on isfinite.
-# -ffp-contract=off: every product and sum is rounded as written, on every CPU (no
-# fused multiply-add where one exists), as scikit-learn's SGD rounds them; the kernel
-# opts in where it is worth it (GA_FUSED).
 kernel = Extension(
     "sklearn_ga._kernel",
     ["sklearn_ga/_kernel.pyx"],
-    extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math",
-                        "-ffp-contract=off"],
+    extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"],
 )
 
 setup(ext_modules=cythonize([kernel], compiler_directives={"language_level": "3"}))

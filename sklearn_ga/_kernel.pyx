@@ -83,16 +83,14 @@ cdef extern from *:
     #define GA_SIMD
     #endif
 
-    /* The module rounds each product and each sum (-ffp-contract=off in setup.py),
-       so that its models do not depend on the CPU (pnorm's but in the last bits),
-       and gradient descent's are scikit-learn's SGD's: a fused multiply-add rounds
-       once, and a Perceptron then stepped off the exact ties (a = 0) that SGD
-       meets. pnorm's powers fuse where the CPU can (the AVX2 + FMA clone): without,
-       they take 8% longer. */
+    /* Gradient descent's primitives round each product and each sum, as the CSR
+       loops and scikit-learn's SGD do: a fused multiply-add (the AVX2 + FMA clone)
+       rounds once, and a Perceptron then steps off the exact ties (a = 0) they meet.
+       The other primitives keep their FMAs (pnorm's powers take 8% longer without). */
     #if defined(__GNUC__) && !defined(__clang__)
-    #define GA_FUSED __attribute__((optimize("fp-contract=fast")))
+    #define GA_UNFUSED __attribute__((optimize("fp-contract=off")))
     #else
-    #define GA_FUSED
+    #define GA_UNFUSED
     #endif
 
     /* Always inlined, so that arguments constant at the call site (the degree of a
@@ -178,9 +176,8 @@ cdef extern from *:
        takes no power: most of a wide sparse row is 0 after a fit's first rows, or
        when features never occur. (Rows of 1000 in blocks took 2% longer.) */
     enum { GA_PNORM_BLOCK = 512 };
-    GA_SIMD GA_FUSED static void ga_pnorm_terms(const double* theta, double* num,
-                                                double shift, double p,
-                                                Py_ssize_t n) {
+    GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double shift,
+                                       double p, Py_ssize_t n) {
         Py_ssize_t q, start, size;
         /* A multiplication, not a 256-bit division per 4 coordinates (7% of the
            power at p = 24.95): one more rounding of r, (p - 1) 1.1e-16 in num. */
@@ -231,7 +228,8 @@ cdef extern from *:
     }
 
     /* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
-    GA_SIMD static double ga_dot(const double* w, const double* x, Py_ssize_t n) {
+    GA_SIMD GA_UNFUSED static double ga_dot(const double* w, const double* x,
+                                            Py_ssize_t n) {
         double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
         Py_ssize_t q = 0;
         int l;
@@ -244,8 +242,8 @@ cdef extern from *:
     }
 
     /* theta -= step * x */
-    GA_SIMD static void ga_axpy(double* theta, double step, const double* x,
-                                Py_ssize_t n) {
+    GA_SIMD GA_UNFUSED static void ga_axpy(double* theta, double step,
+                                           const double* x, Py_ssize_t n) {
         Py_ssize_t q;
         for (q = 0; q < n; q++)
             theta[q] -= step * x[q];
@@ -253,9 +251,9 @@ cdef extern from *:
 
     /* theta -= step * x, returning the new theta . x_next: the next trial's dot
        product is summed while the update streams through theta (one pass). */
-    GA_SIMD static double ga_axpy_dot(double* restrict theta, double step,
-                                      const double* x, const double* x_next,
-                                      Py_ssize_t n) {
+    GA_SIMD GA_UNFUSED static double ga_axpy_dot(double* restrict theta,
+                                                 double step, const double* x,
+                                                 const double* x_next, Py_ssize_t n) {
         double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
         Py_ssize_t q = 0;
         int l;
