@@ -32,8 +32,8 @@ def _softplus_over(a, slope):
 
 
 def _bernoulli_loss(z, a, slope=1.0):
-    # Matching loss of the logistic function of slope a: z ln(z / y_hat) + (1-z)
-    # ln(...) written with softplus of the activation so it stays finite when y_hat
+    # Matching loss of y_hat = 1 / (1 + e^{-slope a}): z ln(z / y_hat) + (1-z) ln(...)
+    # written with softplus of the activation so it stays finite when y_hat
     # saturates (and 0, not 0 inf, for a target at the end that y_hat approaches).
     return (slope * (z * _softplus_over(-a, slope) + (1 - z) * _softplus_over(a, slope))
             + xlogy(z, z) + xlogy(1 - z, 1 - z))

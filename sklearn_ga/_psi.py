@@ -159,7 +159,7 @@ def _divergence_pnorm(theta_tilde, theta, U, p):
     unit = (_potential_pnorm(theta_tilde, U, p) + _potential_pnorm(theta, U, p)
             - np.sum(theta_tilde * _pnorm(theta, U, p), axis=-1))
     with np.errstate(over="ignore"):  # (past the largest double: inf)
-        return s[..., 0] * (s[..., 0] * unit)  # (s^2 alone may overflow; unit be 0)
+        return s[..., 0] * (s[..., 0] * unit)  # (s^2 may overflow where unit is 0)
 
 
 def _row_norms(X, order):
