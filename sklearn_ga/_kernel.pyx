@@ -1807,9 +1807,9 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
         else:
             top = fmax(top, s.theta[base + i] if s.psi == PSI_SOFTMAX
                        else fabs(s.theta[base + i]))
-    if s.psi == PSI_PNORM and not top > 0.0:
-        return 0.0  # the untouched parameters are all 0
     if s.psi == PSI_PNORM:
+        if not top > 0.0:
+            return 0.0  # the untouched parameters are all 0
         top = _pnorm_shift(top)
     rest = 0.0
     q = 0

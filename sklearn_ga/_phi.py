@@ -21,11 +21,7 @@ from ._kernel import PhiCode
 SIMPLEX_TOLERANCE = 1e-6
 
 
-def _softplus(a):
-    return np.logaddexp(0.0, a)
-
-
-def _softplus_over(a, slope):
+def _softplus(a, slope=1.0):
     # ln(1 + e^{slope a}) / slope, without forming slope a (which may overflow).
     with np.errstate(over="ignore"):
         return np.maximum(a, 0.0) + np.log1p(np.exp(-slope * np.abs(a))) / slope
@@ -35,7 +31,7 @@ def _bernoulli_loss(z, a, slope=1.0):
     # Matching loss of y_hat = 1 / (1 + e^{-slope a}): z ln(z / y_hat) + (1-z) ln(...)
     # written with softplus of the activation so it stays finite when y_hat
     # saturates (and 0, not 0 inf, for a target at the end that y_hat approaches).
-    return (slope * (z * _softplus_over(-a, slope) + (1 - z) * _softplus_over(a, slope))
+    return (slope * (z * _softplus(-a, slope) + (1 - z) * _softplus(a, slope))
             + xlogy(z, z) + xlogy(1 - z, 1 - z))
 
 

@@ -152,9 +152,7 @@ def _divergence_pnorm(theta_tilde, theta, U, p):
     # theta . psi(theta) = ||theta||_p^2. It is s^2 times that of theta~ / s and
     # theta / s: in units s of the larger |entry| of each row pair, the squares do
     # not overflow.
-    s = np.maximum(np.abs(theta_tilde).max(axis=-1, keepdims=True),
-                   np.abs(theta).max(axis=-1, keepdims=True))
-    s[s == 0] = 1.0
+    s, _ = _unit_rows(np.maximum(np.abs(theta_tilde), np.abs(theta)))
     theta_tilde, theta = theta_tilde / s, theta / s
     unit = (_potential_pnorm(theta_tilde, U, p) + _potential_pnorm(theta, U, p)
             - np.sum(theta_tilde * _pnorm(theta, U, p), axis=-1))
