@@ -252,8 +252,7 @@ def theorem3_learning_rate(b, c, *, K=None, R=None):
         factor = 0.5
     else:
         _check_positive(R=R)
-        if not K >= 0:
-            raise ValueError(f"K must be >= 0; got {K!r}.")
+        _check_nonnegative(K=K)
         # Eq. (31) with z = bcR / K: eta = (sqrt(z^2 + z) - z) / (bc).
         factor = _tuned_rate_factor(b * c * R / K if K > 0 else np.inf)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
