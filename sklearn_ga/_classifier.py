@@ -8,7 +8,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import column_or_1d
 
-from ._base import BaseGA, fit_context
+from ._base import BaseGA
+from ._engine import fit_context
 from ._phi import CLASSIFICATION_PHI
 from ._psi import PSI
 

@@ -33,7 +33,7 @@ class PhiCode(IntEnum):
 
 
 class UpdateCode(IntEnum):
-    """Update rules: KW01 eq. (23) explicit, eq. (22)/(25) implicit, KMWW eq. (5) natural."""
+    """Update rules: explicit (KW01 eq. 23), implicit (22, 25), natural (KMWW eq. 5)."""
 
     UPDATE_EXPLICIT = 0
     UPDATE_IMPLICIT = 1

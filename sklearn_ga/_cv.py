@@ -17,16 +17,9 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from ._base import (
-    _Kept,
-    _KeptLoop,
-    batch_columns,
-    fit_context,
-    read_only,
-    trial_runner,
-)
 from ._classifier import GAClassifier
-from ._kernel import Status
+from ._codes import Status
+from ._engine import Kept, KeptLoop, batch_columns, fit_context, read_only, trial_runner
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._regressor import GARegressor
@@ -36,9 +29,9 @@ from ._regressor import GARegressor
 CHUNK_BYTES = 1 << 19
 
 
-class _KeptGrid(_Kept):
+class _KeptGrid(Kept):
     """The trial loops of the configurations still learning (configuration index ->
-    loop), kept for the next ``partial_fit`` (:class:`_Kept`: ``theta`` and
+    loop), kept for the next ``partial_fit`` (:class:`Kept`: ``theta`` and
     ``intercept`` are the views given out as ``thetas_`` and ``intercepts_``).
     """
 
@@ -127,7 +120,7 @@ class _GridMixin:
         self._kept_grid = _KeptGrid(self._grid_key(), loops, thetas, intercepts)
         best = self.best_index_
         self.theta_, self.intercept_ = thetas[best], intercepts[best]
-        self._kept_loop = _KeptLoop(self._grid_key(), loops[best], thetas[best],
+        self._kept_loop = KeptLoop(self._grid_key(), loops[best], thetas[best],
                                     intercepts[best])
 
     def __getstate__(self):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_softmax, logit, logsumexp, rel_entr, softmax, xlogy
 
-from ._kernel import PhiCode
+from ._codes import PhiCode
 
 # Softmax targets are rows of the simplex up to this error in their sums: float32
 # probabilities sum to 1 only to about 1e-7.

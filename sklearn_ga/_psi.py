@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import log_softmax, logsumexp, softmax
 
-from ._kernel import PsiCode
+from ._codes import PsiCode
 
 
 def _identity(theta, U, p):

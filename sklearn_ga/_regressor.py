@@ -3,8 +3,10 @@
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseGA, fit_context
+from ._base import BaseGA
+from ._engine import fit_context
 from ._phi import PHI, REGRESSION_PHI
 from ._psi import PSI
 
@@ -273,6 +275,45 @@ class GARegressor(RegressorMixin, BaseGA):
         """
         Y = self._outputs(self._activations(X))
         return Y[:, 0] if self._single_output else Y
+
+    def matching_activations(self, X, phi):
+        """Activations A with ``predict(X) = phi(A)``, for scoring by a matching loss.
+
+        The matching loss of ``phi`` computed from these activations stays exact
+        where predictions round to the edge of the range of ``phi`` (KW01 eq. 16):
+        :func:`~sklearn_ga.losses.matching_loss_scorer` reads them. They are
+        ``X @ coef_.T + intercept_``, clipped as the predictions are when ``Y`` is
+        set (GA^Y, KW01 §4).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+        phi : str
+            The transfer function whose matching loss is to be computed.
+
+        Returns
+        -------
+        A : ndarray of shape (n_samples, n_outputs) or None
+            The activations; None if the model predicts with another transfer
+            function than ``phi`` (its activations would score another predictor).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_ga import GARegressor
+        >>> X, y = np.array([[1.0], [-1.0]]), np.array([0.9, 0.1])
+        >>> model = GARegressor(phi="logistic", eta=0.5).fit(X, y)
+        >>> A = model.matching_activations(X, "logistic")
+        >>> bool(np.allclose(1 / (1 + np.exp(-A[:, 0])), model.predict(X)))
+        True
+        >>> model.matching_activations(X, "identity") is None
+        True
+        """
+        check_is_fitted(self, "theta_")
+        if self._fitted_phi != phi:
+            return None
+        return self._clip_activations(self._activations(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

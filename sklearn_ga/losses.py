@@ -276,22 +276,19 @@ class _MatchingLossScorer:
         return -float(np.average(losses, weights=sample_weight))
 
     def _activations(self, estimator, X):
-        """Activations of a GA regressor of this phi (last step of a Pipeline),
-        clipped as it predicts (GA^Y); else None (the predictions are scored).
+        """Activations of a model that predicts with this phi (last step of a
+        Pipeline), from its ``matching_activations`` (clipped as it predicts,
+        GA^Y); else None (the predictions are scored).
 
         Predictions that round to the edge of the range of phi would make the loss
         infinite; the activations keep it exact. Another phi's activations would
         score another predictor than the model's.
         """
-        from ._base import BaseGA  # _base imports theory, which imports this module
-
         if isinstance(estimator, Pipeline):
             X = estimator[:-1].transform(X)
             estimator = estimator[-1]
-        if (not isinstance(estimator, BaseGA)
-                or getattr(estimator, "_fitted_phi", None) != self.phi):
-            return None
-        return estimator._clip_activations(estimator._activations(X))
+        hook = getattr(estimator, "matching_activations", None)
+        return None if hook is None else hook(X, self.phi)
 
     @staticmethod
     def _encode(entry, classes, y, scores):

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import brentq, root
-from sklearn_ga._kernel import Status
 from test_reference import (
     encode,
     make_inputs,
@@ -24,6 +23,7 @@ from test_reference import (
 )
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
+from sklearn_ga._codes import Status
 
 ETA, U, P = 0.05, 2.0, 3.0
 ADDITIVE = [name for name in PSI if not PSI[name].geodesic]

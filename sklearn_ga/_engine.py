@@ -1,0 +1,486 @@
+"""The engine of the GA estimators: it builds the compiled trial loop, runs the
+epochs of a call through it, keeps it for the next call, and saves and restores
+its state.
+
+A call to ``fit`` or ``partial_fit`` either continues the loop kept from the last
+call (when it was built for the same settings and the model's parameters are still
+its own) or builds a new one on a copy of the parameters; a call that raises leaves
+the model as it was (``fit_context``, ``TrialLoop.save``/``restore``). The data flow
+is described in doc/developers/architecture.rst.
+"""
+
+import functools
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import assert_all_finite
+
+from ._codes import LossCode, Status, UpdateCode
+from ._kernel import TrialLoop
+from ._phi import PHI
+from ._psi import PSI
+from ._validation import UnsortedRows, checked_structure, index_arrays
+from .theory import input_bound, theorem3_learning_rate, transfer_bound
+
+
+def _atomic(method):
+    """Restore the estimator's attributes if ``method`` raises.
+
+    Fitted arrays are not modified in place, except by the trial loop kept between
+    calls, which ``_run`` restores itself (``TrialLoop.save``); so a shallow copy of
+    ``__dict__`` completes the snapshot.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return wrapper
+
+
+def _no_loop():
+    return None
+
+
+class Kept:
+    """Compiled state kept for the next ``partial_fit``: the settings it was built
+    for (``key``) and the read-only views of its parameters that the model gives
+    out (``theta``, ``intercept``).
+
+    Not copied or pickled: the estimator's ``__getstate__`` saves the terms.
+    """
+
+    __slots__ = ("key", "theta", "intercept")
+
+    def __init__(self, key, theta, intercept):
+        self.key, self.theta, self.intercept = key, theta, intercept
+
+    def holds(self, theta, intercept, key):
+        """Whether the next call can continue this state: the model's parameters
+        are still these views, and its settings those of ``key``."""
+        return self.theta is theta and self.intercept is intercept and self.key == key
+
+    def __reduce__(self):
+        return _no_loop, ()
+
+
+class KeptLoop(Kept):
+    """The trial loop of the last call (:class:`Kept`), and the weights ``coef_``
+    once read."""
+
+    __slots__ = ("loop", "weights")
+
+    def __init__(self, key, loop, theta, intercept):
+        super().__init__(key, theta, intercept)
+        self.loop, self.weights = loop, None
+
+    def coef(self, shape_coef):
+        """``coef_``: psi(theta_) from the loop's terms, O(kn), computed once."""
+        if self.weights is None:
+            weights = shape_coef(self.loop.weights())
+            weights.flags.writeable = False
+            self.weights = weights
+        return self.weights
+
+    def columns(self, columns):
+        """psi(theta_)[:, columns], the numbers of ``coef_``, O(k len(columns))."""
+        if self.weights is not None:
+            return self.weights.reshape(self.theta.shape)[:, columns]
+        return self.loop.weights(columns)
+
+
+class _Weights:
+    # BaseGA.coef_: the value a fit (or the user) set, if any, else psi(theta_) built
+    # from the kept loop when first read after a call. A data descriptor rather than
+    # __getattr__, through which every missing attribute (hasattr, getattr with a
+    # default, as in scikit-learn's validation) would cost one more exception.
+    # (No docstring: autodoc would list it besides the Attributes sections.)
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        fitted = model.__dict__
+        if "coef_" in fitted:
+            return fitted["coef_"]
+        if fitted.get("_kept_loop") is None:
+            raise AttributeError(_missing(model))
+        return fitted["_kept_loop"].coef(model._shape_coef)
+
+    def __set__(self, model, value):
+        model.__dict__["coef_"] = value
+
+    def __delete__(self, model):
+        if "coef_" not in model.__dict__:
+            raise AttributeError(
+                "coef_ is computed from theta_ and cannot be deleted"
+                if model.__dict__.get("_kept_loop") is not None else _missing(model))
+        del model.__dict__["coef_"]
+
+
+def _missing(model):
+    return f"{type(model).__name__!r} object has no attribute 'coef_'"
+
+
+class Engine:
+    """The engine half of :class:`~sklearn_ga._base.BaseGA`: the compiled loop of
+    its settings, the epochs of a call, the loop kept between calls and its pickled
+    state. It reads the estimator's parameters and sets its fitted attributes.
+    """
+
+    coef_ = _Weights()
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # (object's is __dict__ itself)
+        kept = state.pop("_kept_loop", None)
+        if kept is None:
+            return state
+        continuation = self._continuation(kept)
+        if continuation is not None:
+            state["_kept_terms"] = continuation
+        elif "coef_" not in state:
+            # Parameters or settings changed since the last call: like the model, the
+            # copy builds a loop at its next call, and predicts with these until then.
+            state["coef_"] = kept.coef(self._shape_coef)
+        return state
+
+    def __setstate__(self, state):
+        continuation = state.pop("_kept_terms", None)
+        super().__setstate__(state)
+        if continuation is not None:
+            self._continue_from(continuation)
+        if "theta_" in state and "_fitted_phi" not in state:
+            # Pickled before predictions recorded the phi and Y they were fitted
+            # with: those were phi and Y.
+            self._fitted_phi, self._fitted_Y = self.phi, self.Y
+
+    def _continuation(self, kept):
+        """What a copy needs to continue the kept loop exactly as the model would:
+        its key and terms; None if the next call builds a new loop anyway."""
+        if self._continuable(kept.key[2]) is None:
+            return None
+        return kept.key, kept.loop.terms()
+
+    def _continue_from(self, continuation):
+        """Build the loop of ``_continuation`` again, on copies of the parameters."""
+        key, terms = continuation
+        theta, intercept = np.array(self.theta_), np.array(self.intercept_)
+        self._keep(self._trial_loop(theta, intercept, key[2], terms=terms), theta,
+                   intercept, key[2])
+
+    def _run(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False):
+        """Run the trial loop and set the fitted attributes.
+
+        ``epochs=True`` runs ``fit``'s epochs (shuffling, stopping on ``tol``);
+        otherwise one in-order pass, the on-line algorithm of the papers.
+        ``check_rows``: see :func:`trial_runner`.
+        """
+        eta = self._learning_rate(X, first_call)
+        loop, theta, intercept, kept = self._loop_to_continue(eta, Y.shape[1],
+                                                              X.shape[1], first_call)
+        t, cumulative_loss = (0, 0.0) if first_call else (self.t_,
+                                                          self.cumulative_loss_)
+        if kept:
+            # The kept loop writes theta_ in place: a failed call puts it back.
+            loop.save(batch_columns(X))
+        try:
+            n_iter, t, cumulative_loss = self._epochs(
+                loop, trial_runner(X, Y, sample_weight, type(self).__name__,
+                                   check_rows, hold=epochs), eta,
+                X.shape[0], t, cumulative_loss, epochs)
+            loop.release()  # (a CSR fit's epochs may hold theta transposed)
+        except BaseException:
+            if kept:
+                loop.restore()
+                self._kept_loop.weights = None  # (read by another thread meanwhile?)
+            raise
+        # The next partial_fit continues this loop (building one costs O(n)
+        # exponentials), and coef_ is computed from it when it is read.
+        if kept:
+            self._kept_loop.weights = None
+        else:
+            self._keep(loop, theta, intercept, eta)
+        self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
+                        eta=eta, U=self.U, n_iter=n_iter, t=t,
+                        cumulative_loss=cumulative_loss)
+        return self
+
+    def _loop_key(self, eta):
+        """What a trial loop is built from, besides the parameters."""
+        return (self.psi, self.phi, eta, self.U, self.p, self.fit_intercept,
+                self.update, self.loss, self.Y)
+
+    def _loop_to_continue(self, eta, k, n, first_call):
+        """``(loop, theta, intercept, kept)``: the loop of the last call if it was
+        built for these settings and the model's parameters are still its own, else
+        a new one on fresh parameters (a copy of the fitted ones)."""
+        if not first_call:
+            kept = self._continuable(eta)
+            if kept is not None:
+                return kept.loop, kept.theta.base, kept.intercept.base, True
+            theta, intercept = self.theta_.copy(), self.intercept_.copy()
+        else:
+            theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
+        return self._trial_loop(theta, intercept, eta), theta, intercept, False
+
+    def _continuable(self, eta):
+        """The kept loop if a call at rate ``eta`` can continue it (built for these
+        settings, on parameters that are still the model's), else None."""
+        kept = self.__dict__.get("_kept_loop")
+        if kept is not None and kept.holds(self.theta_, self.intercept_,
+                                           self._loop_key(eta)):
+            return kept
+        return None
+
+    def _keep(self, loop, theta, intercept, eta):
+        """Keep ``loop`` for the next call, its parameters given out as read-only
+        ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
+        self.theta_, self.intercept_ = theta, intercept = read_only(theta, intercept)
+        self._kept_loop = KeptLoop(self._loop_key(eta), loop, theta, intercept)
+
+    def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs):
+        """Run the passes of one call; ``(n_iter, t, cumulative_loss)``."""
+        n_epochs = self.max_iter if epochs else 1
+        stop_on_tol = epochs and self.tol is not None
+        shuffled = epochs and self.shuffle
+        order = None if shuffled else np.arange(m, dtype=np.intp)
+        rng = check_random_state(self.random_state)
+        best_loss, no_improvement, epoch, first_loss = np.inf, 0, 0, 0.0
+        for epoch in range(1, n_epochs + 1):
+            if shuffled:
+                order = None  # free the last epoch's order before drawing the next
+                order = rng.permutation(m).astype(np.intp, copy=False)
+            status, trials, epoch_loss = run(loop, order)
+            if status != Status.OK:
+                # (trials = m: the end-of-pass check of the parameters failed.)
+                raise self._divergence(t + min(trials + 1, m), eta)
+            t += m
+            cumulative_loss += epoch_loss
+            if not np.isfinite(cumulative_loss):
+                raise self._divergence(t, eta, cause=(
+                    "the sum of the losses overflowed (each counted s times for a "
+                    "sample weight s: large weights can overflow it too)"))
+            if epoch == 1:
+                first_loss = epoch_loss
+            if self.verbose:
+                print(f"-- Epoch {epoch}: loss {epoch_loss / m:.6g} per trial, "
+                      f"trials seen {t}")
+            if stop_on_tol:
+                no_improvement = (no_improvement + 1
+                                  if epoch_loss > best_loss - self.tol * m else 0)
+            best_loss = min(best_loss, epoch_loss)
+            if stop_on_tol and no_improvement >= self.n_iter_no_change:
+                break
+        else:
+            if stop_on_tol:
+                warnings.warn(
+                    f"Maximum number of iterations ({n_epochs}) reached before the "
+                    "on-line loss stopped improving; consider increasing max_iter.",
+                    ConvergenceWarning,
+                    stacklevel=4,
+                )
+        # Finite weights can still be diverging (each step overshooting, e.g.
+        # eta ||x||^2 > 2 for GD): a later epoch that does worse than the first,
+        # which started from scratch, is not convergence.
+        if epoch > 1 and epoch_loss > max(first_loss, 2.0 * best_loss):
+            warnings.warn(
+                f"The on-line loss grew over the epochs: {epoch_loss / m:.3g} per "
+                f"trial in epoch {epoch} against {first_loss / m:.3g} in the first. "
+                f"eta={eta:.6g} is probably too large (the weights may be "
+                "diverging); use a smaller eta, or scale the inputs (e.g. with "
+                "StandardScaler).",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return epoch, t, cumulative_loss
+
+    def _initial_parameters(self, shape):
+        """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
+        return np.full(shape, PSI[self.psi].start)
+
+    def _trial_loop(self, theta, intercept, eta, U=None, terms=None):
+        """The compiled loop over parameters (theta, intercept), updated in place."""
+        update, loss, clip_low, clip_high = self._options()
+        psi = self._loop_psi()
+        return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
+                         eta, float(self.U if U is None else U), float(self.p),
+                         bool(self.fit_intercept), update, loss, clip_low, clip_high,
+                         terms if psi == self.psi else None)
+
+    def _loop_psi(self):
+        """The psi whose loop runs: psi, or the one it equals at this p
+        (``Parameterization.same_as``; terms psi's own loop saved are then
+        dropped)."""
+        same_as = PSI[self.psi].same_as
+        return (same_as and same_as(self.p)) or self.psi
+
+    def _options(self):
+        """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.
+
+        Raises ValueError for combinations the papers do not define.
+        """
+        psi, phi = PSI[self.psi], PHI[self.phi]
+        name = type(self).__name__
+        if self.update != "explicit" and psi.geodesic:
+            raise ValueError(
+                f"psi={self.psi!r} moves the weights along geodesics (KMWW eq. 10), "
+                f"its own update rule; update={self.update!r} applies to the additive "
+                "psi. Use update='explicit' with this psi."
+            )
+        if self.update == "implicit" and (self.loss != "matching"
+                                          or self.phi == "sign"):
+            raise ValueError(
+                f"{name}(update='implicit') solves KW01 eq. (22), the minimizer of "
+                "eq. (24) for the matching loss of a continuous increasing phi; it is "
+                f"not available with phi={self.phi!r} and loss={self.loss!r}. Use "
+                "update='explicit' or 'natural', or loss='matching' with another phi."
+            )
+        if self.update == "natural" and self._loop_psi() == "pnorm":
+            raise ValueError(
+                "update='natural' needs the Jacobian of psi (KMWW eq. 5), which "
+                "psi='pnorm' lacks at theta = 0, where it starts, for p > 2. Use p=2 "
+                "(gradient descent) or update='explicit'."
+            )
+        if self.loss == "square" and self.phi == "sign":
+            raise ValueError(
+                "loss='square' with phi='sign' never updates: the derivative of sign "
+                "is 0. Use loss='matching' (the Perceptron) or phi='tanh'."
+            )
+        clip_low, clip_high = -np.inf, np.inf
+        if self.Y is not None:
+            if self.phi in ("softmax", "sign"):
+                raise ValueError(
+                    f"Y clips each prediction to [-Y, Y] (GA^Y, KW01 §4), which "
+                    f"phi={self.phi!r} does not allow (its predictions are "
+                    f"{phi.range_text()}). Use Y=None."
+                )
+            clip_low, clip_high = phi.activation_bounds(float(self.Y))
+        return (UpdateCode["UPDATE_" + self.update.upper()],
+                LossCode["LOSS_" + self.loss.upper()], clip_low, clip_high)
+
+    def _divergence(self, trial, eta,
+                    cause="the parameters or the predictions stopped being finite"):
+        return ValueError(
+            f"{type(self).__name__} diverged at trial {trial} (eta={eta:.6g}, "
+            f"psi={self.psi!r}, phi={self.phi!r}): {cause}. Use a smaller eta (a "
+            "trial's step is eta times its sample weight), or scale the inputs (e.g. "
+            "with StandardScaler); the model was left as it was before this call."
+        )
+
+    def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
+                   cumulative_loss):
+        """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
+        computes it faster than the registry's NumPy functions), or None for
+        ``coef_`` from the kept loop (``_keep``)."""
+        self.eta_ = eta
+        # The model predicts as it was fitted: set_params takes effect at the next
+        # fit (a binary phi='logistic' row read as softmax would be one class).
+        self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
+        self.theta_ = theta
+        self.intercept_ = intercept
+        if weights is not None:
+            self.coef_ = self._shape_coef(weights)
+        else:
+            self.__dict__.pop("coef_", None)  # (one set by hand, or by a CV fit)
+        self.n_iter_ = n_iter
+        self.t_ = t
+        self.cumulative_loss_ = float(cumulative_loss)
+        return self
+
+    def _learning_rate(self, X, first_call):
+        """The learning rate: ``eta``, or KW01 Theorem 3's 1/(2bc) for "theory".
+
+        One implementation, in :mod:`sklearn_ga.theory`: b is eq. (28) on the rows
+        of this first batch (plus 1 for the intercept, a constant input updated by
+        gradient descent), c is eq. (29). The guarantee (30) holds only while later
+        inputs obey the same bound. An all-zero first batch without intercept
+        bounds nothing (b = 0): any rate is safe there, and 1 is used.
+        """
+        if self.eta != "theory":
+            self._theory_parameters = None
+            return float(self.eta)
+        # The rate stays that of the first batch while what it depends on stays.
+        depends_on = (self.psi, self.phi, self.U, self.p, self.fit_intercept)
+        if not first_call and self._theory_parameters == depends_on:
+            return self.eta_
+        self._theory_parameters = depends_on
+        # X is not scanned for NaN/inf before the kernel; b would be NaN or inf.
+        assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
+        try:
+            c = transfer_bound(self.phi)
+            b = input_bound(X, self.psi, U=self.U, p=self.p,
+                            fit_intercept=self.fit_intercept)
+            return theorem3_learning_rate(b, c) if b > 0 else 1.0
+        except ValueError as error:
+            raise ValueError(f"eta='theory' is not available: {error}") from None
+
+
+def read_only(*arrays):
+    """Read-only views of ``arrays``: given out while a kept loop writes them."""
+    views = [array.view() for array in arrays]
+    for view in views:
+        view.flags.writeable = False
+    return views
+
+
+def batch_columns(X):
+    """The column indices of a CSR batch's entries, for ``TrialLoop.save``; None
+    for dense X."""
+    return X.indices[:X.indptr[-1]] if sp.issparse(X) else None
+
+
+def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
+                 hold=False):
+    """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
+
+    X is validated float64, C-contiguous or canonical CSR (``canonical_csr``), and
+    Y the encoded (m, k) targets. With ``check_rows``, a CSR X is not checked yet:
+    the first pass, over all its rows, checks each before reading it
+    (``run_csr``'s check_rows). If that pass fails, X is checked whole: a
+    malformed X raises ValueError, an unsorted one ``UnsortedRows``.
+    X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
+    the activations non-finite at once, so a pass that fails is checked here and
+    reported as bad input rather than as divergence. With ``hold``, a CSR pass that
+    succeeds may leave theta held for the next (``run_csr``'s hold): the caller
+    calls ``loop.release()`` before reading theta.
+    """
+    weights = (np.empty(0) if sample_weight is None
+               else np.ascontiguousarray(sample_weight, dtype=np.float64))
+    unchecked = check_rows and sp.issparse(X)
+    if not sp.issparse(X):
+        def one_pass(loop, order):
+            return loop.run_dense(X, Y, weights, order)
+    else:
+        indices, indptr = index_arrays(X)
+
+        def one_pass(loop, order):
+            return loop.run_csr(X.data, indices, indptr, X.shape[1], Y, weights, order,
+                                unchecked, hold)
+
+    def run(loop, order):
+        nonlocal unchecked
+        status, trials, loss = one_pass(loop, order)
+        if status != Status.OK and unchecked:
+            checked_structure(X)  # (a malformed X, before any other error)
+            if status == Status.UNREADABLE:
+                raise UnsortedRows
+        unchecked = False
+        if status != Status.OK:
+            assert_all_finite(X, input_name="X", estimator_name=estimator_name)
+        return status, trials, loss
+
+    return run
+
+
+def fit_context(method):
+    """Validate hyper-parameters (scikit-learn's constraints), then run atomically."""
+    return _fit_context(prefer_skip_nested_validation=True)(_atomic(method))
