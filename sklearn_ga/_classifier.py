@@ -1,7 +1,6 @@
 """GAClassifier: the general additive algorithm for classification."""
 
 import numpy as np
-from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -10,7 +9,7 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGA
 from ._engine import fit_context
-from ._phi import CLASSIFICATION_PHI
+from ._phi import CLASSIFICATION_PHI, PHI
 from ._psi import PSI
 
 
@@ -34,10 +33,11 @@ def _same_labels(classes, labels):
 
 
 def _has_probabilities(estimator):
-    if getattr(estimator, "_fitted_phi", estimator.phi) == "sign":
+    phi = getattr(estimator, "_fitted_phi", estimator.phi)
+    if isinstance(phi, str) and phi in PHI and PHI[phi].probability is None:
         raise AttributeError(
-            "phi='sign' (Perceptron / normalized Winnow) makes no probabilistic "
-            "predictions; use decision_function, or phi='logistic'."
+            f"phi={phi!r} makes no probabilistic predictions; use "
+            "decision_function, or phi='logistic'."
         )
     return True
 
@@ -245,9 +245,10 @@ class GAClassifier(ClassifierMixin, BaseGA):
                 f"classes {labels.tolist()!r}; pass every class in classes= on the "
                 f"first call to partial_fit, or {self._restart_hint()}."
             )
-        k = 1 if labels.shape[0] == 2 and self.phi != "softmax" else labels.shape[0]
-        low = -1.0 if self.phi in ("tanh", "sign") else 0.0
-        Y = np.full((y.shape[0], k), low)
+        # Two classes are one output of a coordinate-wise phi: low or 1.
+        phi = PHI[self.phi]
+        k = 1 if labels.shape[0] == 2 and not phi.rowwise else labels.shape[0]
+        Y = np.full((y.shape[0], k), phi.low)
         if k == 1:
             Y[codes == 1, 0] = 1.0
         else:
@@ -357,8 +358,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
             Log-probabilities of the classes, in the order of ``classes_``.
         """
         A = self._activations(X)
-        if self._fitted_phi == "softmax":
-            return log_softmax(A, axis=1)
+        log_probability = PHI[self._fitted_phi].log_probability
+        if log_probability is not None:
+            return log_probability(A)
         with np.errstate(divide="ignore"):
             return np.log(self._probabilities(A))
 
@@ -385,10 +387,10 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     def _probabilities(self, A):
         """predict_proba of the activations A."""
-        if self._fitted_phi == "softmax":
-            return softmax(A, axis=1)
-        # (1 + tanh a) / 2 = logistic(2a).
-        P = expit(2.0 * A if self._fitted_phi == "tanh" else A)
+        phi = PHI[self._fitted_phi]
+        P = phi.probability(A)
+        if phi.rowwise:
+            return P
         if P.shape[1] == 1:
             return np.hstack([1.0 - P, P])
         total = P.sum(axis=1, keepdims=True)

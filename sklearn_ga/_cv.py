@@ -58,10 +58,10 @@ class _GridMixin:
     }
 
     def _grid(self):
-        """The (eta, U) configurations, U varying slowest; U is 1 unless psi=eg_pm."""
+        """The (eta, U) configurations, U varying slowest (1 unless psi has grid_U)."""
         etas = (np.logspace(-4, 0, self.etas) if isinstance(self.etas, Integral)
                 else np.asarray(self.etas, dtype=np.float64).ravel())
-        Us = (np.asarray(self.Us, dtype=np.float64).ravel() if self.psi == "eg_pm"
+        Us = (np.asarray(self.Us, dtype=np.float64).ravel() if PSI[self.psi].grid_U
               else np.ones(1))
         for name, values in (("etas", etas), ("Us", Us)):
             if values.size == 0 or not np.all(np.isfinite(values) & (values > 0)):
@@ -89,7 +89,7 @@ class _GridMixin:
         # Dense rows in chunks that stay in cache while every configuration learns
         # them. CSR rows whole: a CSR run of an exponential psi ends by writing theta
         # back from its terms, a log per coordinate touched, which chunks of fewer
-        # than n nonzeros would pay for every nonzero (6x slower at n = 2^18).
+        # than n nonzeros would pay for every nonzero.
         chunk = (max(1, rows.shape[0]) if sp.issparse(X)
                  else max(16, CHUNK_BYTES // (8 * X.shape[1])))
         for start in range(0, rows.shape[0], chunk):

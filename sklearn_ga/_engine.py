@@ -336,28 +336,29 @@ class Engine:
                 f"its own update rule; update={self.update!r} applies to the additive "
                 "psi. Use update='explicit' with this psi."
             )
-        if self.update == "implicit" and (self.loss != "matching"
-                                          or self.phi == "sign"):
+        if self.update == "implicit" and (self.loss != "matching" or phi.threshold):
             raise ValueError(
                 f"{name}(update='implicit') solves KW01 eq. (22), the minimizer of "
                 "eq. (24) for the matching loss of a continuous increasing phi; it is "
                 f"not available with phi={self.phi!r} and loss={self.loss!r}. Use "
                 "update='explicit' or 'natural', or loss='matching' with another phi."
             )
-        if self.update == "natural" and self._loop_psi() == "pnorm":
+        # (The psi whose loop runs: pnorm at p = 2 is the identity.)
+        no_natural = PSI[self._loop_psi()].no_natural
+        if self.update == "natural" and no_natural is not None:
             raise ValueError(
                 "update='natural' needs the Jacobian of psi (KMWW eq. 5), which "
-                "psi='pnorm' lacks at theta = 0, where it starts, for p > 2. Use p=2 "
-                "(gradient descent) or update='explicit'."
+                f"{no_natural}"
             )
-        if self.loss == "square" and self.phi == "sign":
+        if self.loss == "square" and phi.threshold:
             raise ValueError(
-                "loss='square' with phi='sign' never updates: the derivative of sign "
-                "is 0. Use loss='matching' (the Perceptron) or phi='tanh'."
+                f"loss='square' with phi={self.phi!r} never updates: the derivative "
+                "of a threshold is 0. Use loss='matching' (the Perceptron) or "
+                "phi='tanh'."
             )
         clip_low, clip_high = -np.inf, np.inf
         if self.Y is not None:
-            if self.phi in ("softmax", "sign"):
+            if phi.rowwise or phi.threshold:
                 raise ValueError(
                     f"Y clips each prediction to [-Y, Y] (GA^Y, KW01 §4), which "
                     f"phi={self.phi!r} does not allow (its predictions are "

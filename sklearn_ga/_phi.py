@@ -3,8 +3,9 @@
 Each entry is defined here once, with its kernel code, the vectorized transfer
 ``phi(a)``, its potential P_phi (phi = grad P_phi), the matching loss computed from the
 activation ``a`` (exact at the edges of the range, where ``phi(a)`` saturates) and from
-the prediction ``phi(a)``, an inverse, the range of targets it can match and the
-constant c_phi of KW01 eq. (29). Coordinate-wise functions act on each output;
+the prediction ``phi(a)``, an inverse, the range of targets it can match, the
+constant c_phi of KW01 eq. (29) and the facts the estimators ask about it (see
+doc/developers/architecture.rst). Coordinate-wise functions act on each output;
 softmax acts on rows.
 """
 
@@ -99,7 +100,7 @@ def _sign(a):
     return np.where(a > 0, 1.0, -1.0)
 
 
-# Potentials P_phi with phi = grad P_phi (KW01 eq. 2; DESIGN.md table).
+# Potentials P_phi with phi = grad P_phi (KW01 eq. 2).
 
 
 def _potential_identity(a):
@@ -148,7 +149,20 @@ def _log(y):
         return np.log(y)
 
 
-@dataclass(frozen=True)
+def _softmax(a):
+    return softmax(a, axis=-1)
+
+
+def _log_softmax(a):
+    return log_softmax(a, axis=-1)
+
+
+def _probability_tanh(a):
+    # (1 + tanh a) / 2 = logistic(2a), without the cancellation of 1 + tanh a.
+    return expit(2.0 * a)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TransferFunction:
     """A transfer function phi with its potential and matching loss.
 
@@ -156,7 +170,7 @@ class TransferFunction:
     ----------
     name : str
         Constructor string (``phi=name``).
-    code : int
+    code : PhiCode
         Kernel dispatch code.
     transfer : callable
         ``transfer(A)`` maps activations of shape (m, k) to predictions.
@@ -182,21 +196,38 @@ class TransferFunction:
         c_phi of KW01 eq. (29): ``sup ||y - y_hat||^2 / (2 L_phi(y, y_hat))``
         (``inf`` when unbounded, ``None`` for sign, which has no matching loss in
         the sense of eq. 2).
+    rowwise : bool
+        Whether phi acts on whole rows (softmax): its targets are rows of the
+        probability simplex, one output per class, and its loss one value per row.
+    threshold : bool
+        Whether phi is a threshold (sign): its derivative is 0, so there is no
+        implicit update (KW01 eq. 22), no square loss to descend, no clipping.
+    probability : callable or None
+        ``probability(A)``: the classifier's probabilities from activations, of
+        each output (one-vs-rest, normalized by the classifier), or of each row
+        for a rowwise phi; ``None`` when phi gives none (sign).
+    log_probability : callable or None
+        ``log_probability(A)``, the log of ``probability`` where it has a more
+        accurate form (softmax), else ``None``.
     """
 
     name: str
-    code: int
+    code: PhiCode
     transfer: Callable
     potential: Callable
     loss: Callable
-    prediction_loss: Callable | None
-    inverse: Callable | None
+    prediction_loss: Callable | None = None
+    inverse: Callable | None = None
     low: float
     high: float
-    closed: bool
+    closed: bool = True
     regression: bool
     classification: bool
     c: float | None
+    rowwise: bool = False
+    threshold: bool = False
+    probability: Callable | None = None
+    log_probability: Callable | None = None
 
     def sample_loss(self, Y, A):
         """Matching loss summed over outputs: one value per sample."""
@@ -213,7 +244,7 @@ class TransferFunction:
         return float(low), float(high)
 
     def range_text(self):
-        if self.name == "softmax":
+        if self.rowwise:
             return "rows of the probability simplex (non-negative, summing to 1)"
         left, right = ("[", "]") if self.closed else ("(", ")")
         return f"{left}{self.low:.6g}, {self.high:.6g}{right}"
@@ -221,7 +252,7 @@ class TransferFunction:
     def range_violation(self, values):
         """None if all values lie in the range of phi (softmax: along the last
         axis), else what is wrong with them, for an error message."""
-        if self.name == "softmax":
+        if self.rowwise:
             columns = values.shape[-1] if values.ndim >= 1 else 0
             if columns < 2:
                 return f"has {columns} column(s), not one per class (at least 2)"
@@ -258,37 +289,53 @@ class TransferFunction:
 PHI = {
     entry.name: entry
     for entry in [
-        TransferFunction("identity", PhiCode.PHI_IDENTITY, lambda a: a.copy(),
-                         _potential_identity, _loss_identity, _loss_identity,
-                         lambda y: y.copy(), -np.inf, np.inf, True, True, False, 1.0),
+        TransferFunction(
+            name="identity", code=PhiCode.PHI_IDENTITY, transfer=lambda a: a.copy(),
+            potential=_potential_identity, loss=_loss_identity,
+            prediction_loss=_loss_identity, inverse=lambda y: y.copy(),
+            low=-np.inf, high=np.inf, regression=True, classification=False, c=1.0),
         # c = sup phi' = 1/4 (KW01 Example 6, one-dimensional case).
-        TransferFunction("logistic", PhiCode.PHI_LOGISTIC, expit, _softplus,
-                         _loss_logistic, _prediction_loss_logistic, logit,
-                         0.0, 1.0, True, True, True, 0.25),
+        TransferFunction(
+            name="logistic", code=PhiCode.PHI_LOGISTIC, transfer=expit,
+            potential=_softplus, loss=_loss_logistic,
+            prediction_loss=_prediction_loss_logistic, inverse=logit, low=0.0,
+            high=1.0, regression=True, classification=True, c=0.25,
+            probability=expit),
         # c = sup tanh' = tanh'(0) = 1. HKW Table I prints 1/2 for tanh; the ratio of
         # eq. (29) tends to 1 near y = y_hat = 0, so 1/2 is too small.
-        TransferFunction("tanh", PhiCode.PHI_TANH, np.tanh, _potential_tanh,
-                         _loss_tanh, _prediction_loss_tanh, np.arctanh,
-                         -1.0, 1.0, True, True, True, 1.0),
-        TransferFunction("arctan", PhiCode.PHI_ARCTAN, np.arctan, _potential_arctan,
-                         _loss_arctan, _prediction_loss_arctan, np.tan,
-                         -np.pi / 2, np.pi / 2, False, True, False, 1.0),
+        TransferFunction(
+            name="tanh", code=PhiCode.PHI_TANH, transfer=np.tanh,
+            potential=_potential_tanh, loss=_loss_tanh,
+            prediction_loss=_prediction_loss_tanh, inverse=np.arctanh, low=-1.0,
+            high=1.0, regression=True, classification=True, c=1.0,
+            probability=_probability_tanh),
+        TransferFunction(
+            name="arctan", code=PhiCode.PHI_ARCTAN, transfer=np.arctan,
+            potential=_potential_arctan, loss=_loss_arctan,
+            prediction_loss=_prediction_loss_arctan, inverse=np.tan,
+            low=-np.pi / 2, high=np.pi / 2, closed=False, regression=True,
+            classification=False, c=1.0),
         # The ratio of eq. (29) is about y_hat for large y, y_hat: no finite c.
-        TransferFunction("exp", PhiCode.PHI_EXP, np.exp, np.exp, _loss_exp,
-                         _prediction_loss_exp, _log, 0.0, np.inf, True, True, False,
-                         np.inf),
+        TransferFunction(
+            name="exp", code=PhiCode.PHI_EXP, transfer=np.exp, potential=np.exp,
+            loss=_loss_exp, prediction_loss=_prediction_loss_exp, inverse=_log,
+            low=0.0, high=np.inf, regression=True, classification=False, c=np.inf),
         # c = 1/2, not the 1/4 of KW01 Example 6: near y = y_hat = (1/2, 1/2) the
         # ratio of eq. (29) tends to 1/2. Pinsker's inequality gives
         # L >= ||y - y_hat||_1^2 / 2 >= ||y - y_hat||_2^2 (the entries of y - y_hat
         # sum to 0), hence c <= 1/2; Example 6's L >= 2 ||y - y_hat||_2^2 is false.
-        TransferFunction("softmax", PhiCode.PHI_SOFTMAX,
-                         lambda a: softmax(a, axis=-1), _potential_softmax,
-                         _loss_softmax, _prediction_loss_softmax, _log,
-                         0.0, 1.0, True, True, True, 0.5),
+        TransferFunction(
+            name="softmax", code=PhiCode.PHI_SOFTMAX, transfer=_softmax,
+            potential=_potential_softmax, loss=_loss_softmax,
+            prediction_loss=_prediction_loss_softmax, inverse=_log, low=0.0,
+            high=1.0, regression=True, classification=True, c=0.5, rowwise=True,
+            probability=_softmax, log_probability=_log_softmax),
         # Perceptron / normalized Winnow: the linear hinge loss (slides), half the
         # divergence of the potential |a|; no eq. (29) constant.
-        TransferFunction("sign", PhiCode.PHI_SIGN, _sign, np.abs, _loss_sign, None,
-                         None, -1.0, 1.0, True, False, True, None),
+        TransferFunction(
+            name="sign", code=PhiCode.PHI_SIGN, transfer=_sign, potential=np.abs,
+            loss=_loss_sign, low=-1.0, high=1.0, regression=False,
+            classification=True, c=None, threshold=True),
     ]
 }
 

@@ -2,8 +2,9 @@
 
 Each entry is defined here once, with its kernel code, a vectorized NumPy formula
 used for ``coef_``, its potential P_psi, its matching divergence Delta_psi (KW01
-eq. 19) and the bound b_{X,psi} of eq. (28). Formulas: KW01 §3 and Examples 2, 5; HKW
-§III (EG±); DESIGN.md table. psi acts on each row of Theta (k x n) independently.
+eq. 19), the bound b_{X,psi} of eq. (28) and the facts the estimators ask about it
+(see doc/developers/architecture.rst). Formulas: KW01 §3 and Examples 2, 5; HKW
+§III (EG±). psi acts on each row of Theta (k x n) independently.
 
 EG± is EG on the inputs x' = U (x, -x) with parameters (theta, -theta) (HKW §III):
 its potential is ln sum_j (e^theta_j + e^-theta_j), whose gradient is the weights
@@ -203,21 +204,11 @@ def _b_eg_pm(X, U, p):
     return np.float64(U) ** 2 * np.float64(_row_norms(X, np.inf)) ** 2
 
 
-def _b_exp(X, U, p):
-    # The Hessian of the EGU potential grows with the weights: no bound from X alone.
-    return np.inf
-
-
 def _b_pnorm(X, U, p):
     return (p - 1) * np.float64(_row_norms(X, p)) ** 2
 
 
-def _b_geodesic(X, U, p):
-    # KW01 Theorem 3 is about the additive update; a geodesic step has no b.
-    return np.inf
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Parameterization:
     """A parameterization function psi of the GA algorithm.
 
@@ -225,7 +216,7 @@ class Parameterization:
     ----------
     name : str
         Constructor string (``psi=name``).
-    code : int
+    code : PsiCode
         Kernel dispatch code.
     weights : callable
         ``weights(theta, U, p)`` returns psi applied to each row of ``theta``.
@@ -241,10 +232,13 @@ class Parameterization:
     constrained : bool
         Whether the weights live in a restricted set (simplex, l1 ball, positive
         orthant), so some targets cannot be fitted well.
-    input_bound : callable
-        ``input_bound(X, U, p)`` is b_{X,psi} of KW01 eq. (28) for the rows of X
-        (``inf`` when no bound follows from X alone): a max over rows, so that it
-        can be taken block by block.
+    input_bound : callable or None
+        ``input_bound(X, U, p)`` is b_{X,psi} of KW01 eq. (28) for the rows of X: a
+        max over rows, so that it can be taken block by block. ``None`` when no
+        bound follows from X alone (``no_input_bound`` says why).
+    no_input_bound : str or None
+        Why no b_{X,psi} follows from X, for error messages; ``None`` when
+        ``input_bound`` is given.
     description : str
         One line for docs and error messages.
     geodesic : bool
@@ -255,46 +249,81 @@ class Parameterization:
     same_as : callable or None
         ``same_as(p)``: the name of the psi this one equals at this ``p``, whose
         compiled loop then runs (the same model, at its speed), or None.
+    no_natural : str or None
+        Why ``update="natural"`` (KMWW eq. 5) is not available for this psi, for
+        the error message; ``None`` when it is.
+    grid_U : bool
+        Whether the CV estimators search ``U`` along with ``eta``.
     """
 
     name: str
-    code: int
+    code: PsiCode
     weights: Callable
-    potential: Callable | None
-    divergence: Callable | None
-    hyperparameters: tuple
+    potential: Callable | None = None
+    divergence: Callable | None = None
+    hyperparameters: tuple = ()
     constrained: bool
-    input_bound: Callable
+    input_bound: Callable | None = None
+    no_input_bound: str | None = None
     description: str
     geodesic: bool = False
     start: float = 0.0
     same_as: Callable | None = None
+    no_natural: str | None = None
+    grid_U: bool = False
 
+    def __post_init__(self):
+        if (self.input_bound is None) == (self.no_input_bound is None):
+            raise TypeError(f"psi={self.name!r}: give exactly one of input_bound and "
+                            "no_input_bound.")
+
+
+# Why KW01 Theorem 3 gives the geodesic psi no rate.
+_GEODESIC_NO_BOUND = ("Theorem 3 is about the additive update of KW01 eq. (23), and "
+                      "this psi moves the weights along geodesics (KMWW eq. 10)")
 
 PSI = {
     entry.name: entry
     for entry in [
-        Parameterization("identity", PsiCode.PSI_IDENTITY, _identity,
-                         _potential_identity, _divergence_identity, (), False,
-                         _b_identity, "gradient descent (Widrow-Hoff)"),
-        Parameterization("softmax", PsiCode.PSI_SOFTMAX, _softmax, _potential_softmax,
-                         _divergence_softmax, (), True, _b_softmax,
-                         "EG: weights on the probability simplex"),
-        Parameterization("eg_pm", PsiCode.PSI_EG_PM, _eg_pm, _potential_eg_pm,
-                         _divergence_eg_pm, ("U",), True, _b_eg_pm,
-                         "EG±: signed weights with l1 norm below U"),
-        Parameterization("exp", PsiCode.PSI_EXP, _exp, _potential_exp,
-                         _divergence_exp, (), True, _b_exp,
-                         "EGU: unnormalized positive weights"),
-        Parameterization("pnorm", PsiCode.PSI_PNORM, _pnorm, _potential_pnorm,
-                         _divergence_pnorm, ("p",), False, _b_pnorm,
-                         "p-norm algorithm (p >= 2)", same_as=_pnorm_same_as),
-        Parameterization("sphere", PsiCode.PSI_SPHERE, _sphere, None, None, ("U",),
-                         True, _b_geodesic, "weights on the sphere of radius U, "
-                         "geodesic steps (KMWW Example 2)", geodesic=True, start=1.0),
-        Parameterization("simplex", PsiCode.PSI_SIMPLEX, _simplex, None, None, (),
-                         True, _b_geodesic, "weights on the probability simplex, "
-                         "geodesic steps of the Fisher metric (KMWW Example 3)",
-                         geodesic=True, start=1.0),
+        Parameterization(
+            name="identity", code=PsiCode.PSI_IDENTITY, weights=_identity,
+            potential=_potential_identity, divergence=_divergence_identity,
+            constrained=False, input_bound=_b_identity,
+            description="gradient descent (Widrow-Hoff)"),
+        Parameterization(
+            name="softmax", code=PsiCode.PSI_SOFTMAX, weights=_softmax,
+            potential=_potential_softmax, divergence=_divergence_softmax,
+            constrained=True, input_bound=_b_softmax,
+            description="EG: weights on the probability simplex"),
+        Parameterization(
+            name="eg_pm", code=PsiCode.PSI_EG_PM, weights=_eg_pm,
+            potential=_potential_eg_pm, divergence=_divergence_eg_pm,
+            hyperparameters=("U",), constrained=True, input_bound=_b_eg_pm,
+            description="EG±: signed weights with l1 norm below U", grid_U=True),
+        Parameterization(
+            name="exp", code=PsiCode.PSI_EXP, weights=_exp, potential=_potential_exp,
+            divergence=_divergence_exp, constrained=True,
+            # The Hessian of the EGU potential grows with the weights.
+            no_input_bound=("x^T Dpsi(theta) x = sum_j exp(theta_j) x_j^2 grows "
+                            "without bound with the weights"),
+            description="EGU: unnormalized positive weights"),
+        Parameterization(
+            name="pnorm", code=PsiCode.PSI_PNORM, weights=_pnorm,
+            potential=_potential_pnorm, divergence=_divergence_pnorm,
+            hyperparameters=("p",), constrained=False, input_bound=_b_pnorm,
+            description="p-norm algorithm (p >= 2)", same_as=_pnorm_same_as,
+            no_natural=("psi='pnorm' lacks at theta = 0, where it starts, for p > 2. "
+                        "Use p=2 (gradient descent) or update='explicit'.")),
+        Parameterization(
+            name="sphere", code=PsiCode.PSI_SPHERE, weights=_sphere,
+            hyperparameters=("U",), constrained=True,
+            no_input_bound=_GEODESIC_NO_BOUND,
+            description="weights on the sphere of radius U, geodesic steps (KMWW "
+                        "Example 2)", geodesic=True, start=1.0),
+        Parameterization(
+            name="simplex", code=PsiCode.PSI_SIMPLEX, weights=_simplex,
+            constrained=True, no_input_bound=_GEODESIC_NO_BOUND,
+            description="weights on the probability simplex, geodesic steps of the "
+                        "Fisher metric (KMWW Example 3)", geodesic=True, start=1.0),
     ]
 }

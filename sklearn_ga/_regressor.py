@@ -205,10 +205,10 @@ class GARegressor(RegressorMixin, BaseGA):
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity; remove those samples.")
         Y = np.ascontiguousarray(y.reshape(y.shape[0], -1))
-        if self.phi == "softmax" and y.ndim != 2:
+        if PHI[self.phi].rowwise and y.ndim != 2:
             raise ValueError(
-                "phi='softmax' needs 2-D targets y of shape (n_samples, n_outputs) "
-                "whose rows lie on the probability simplex; got 1-D y."
+                f"phi={self.phi!r} needs 2-D targets y of shape (n_samples, "
+                f"n_outputs) whose rows are {PHI[self.phi].range_text()}; got 1-D y."
             )
         if first_call:
             self._single_output = y.ndim == 1
@@ -318,9 +318,14 @@ class GARegressor(RegressorMixin, BaseGA):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
-        tags.target_tags.positive_only = self.phi == "exp"
-        tags.target_tags.single_output = self.phi != "softmax"
+        phi = PHI.get(self.phi)
+        if phi is not None:
+            # Targets in [0, inf): scikit-learn's checks then draw positive ones.
+            tags.target_tags.positive_only = phi.low == 0.0 and phi.high == np.inf
+            tags.target_tags.single_output = not phi.rowwise
+        # A constrained psi, or a phi whose range is not all of R, cannot fit every
+        # target of scikit-learn's checks well.
         tags.regressor_tags.poor_score = (
             PSI[self.psi].constrained if self.psi in PSI else False
-        ) or (self.phi in PHI and self.phi != "identity")
+        ) or (phi is not None and (phi.low, phi.high) != (-np.inf, np.inf))
         return tags

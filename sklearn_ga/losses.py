@@ -40,8 +40,8 @@ def _psi_entry(psi, *, bregman=False, U=1.0, p=2.0):
                          f"{sorted(name for name in PSI if PSI[name].potential)}.")
     if not 0.0 < U < np.inf:
         raise ValueError(f"U must be a finite number > 0; got {U!r}.")
-    if psi == "pnorm" and not 2.0 <= p < np.inf:
-        raise ValueError(f"p must be a finite number >= 2 for psi='pnorm', as in the "
+    if "p" in PSI[psi].hyperparameters and not 2.0 <= p < np.inf:
+        raise ValueError(f"p must be a finite number >= 2 for psi={psi!r}, as in the "
                          f"estimators; got {p!r}.")
     return PSI[psi]
 
@@ -80,14 +80,14 @@ def _check_in_range(entry, values, name):
         raise ValueError(
             f"{name} must lie in the range of phi={entry.name!r}, "
             f"{entry.range_text()}" + (" (one row per sample)"
-                                       if entry.name == "softmax" else "")
+                                       if entry.rowwise else "")
             + f", but it {violation}. Rescale it, or compute the loss of another phi."
         )
 
 
 def _per_sample(entry, values):
     """Sum entry-wise values over outputs: one value per sample."""
-    if entry.name == "softmax":
+    if entry.rowwise:
         return values[..., 0]
     return values.sum(axis=-1) if values.ndim == 2 else values
 
@@ -298,12 +298,12 @@ class _MatchingLossScorer:
         if np.any(classes[codes] != y):
             raise ValueError("y contains labels the classifier was not fitted on.")
         if scores.ndim == 1:
-            if entry.name == "softmax":
+            if entry.rowwise:
                 # A binary softmax keeps only the difference of its two activations.
                 scores = np.column_stack([np.zeros_like(scores), scores])
             else:
                 return np.where(codes == 1, 1.0, entry.low)[:, None], scores[:, None]
-        Y = np.full(scores.shape, 0.0 if entry.name == "softmax" else entry.low)
+        Y = np.full(scores.shape, entry.low)
         Y[np.arange(y.shape[0]), codes] = 1.0
         return Y, scores
 

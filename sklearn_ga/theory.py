@@ -102,6 +102,12 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     """
     entry = _psi_entry(psi, U=U, p=p)
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
+    if entry.input_bound is None:
+        raise ValueError(
+            f"b_(X,psi) of KW01 eq. (28) is not defined for psi={psi!r}: "
+            f"{entry.no_input_bound}; so Theorem 3 gives no learning rate. Use a "
+            "numeric eta (tune it, e.g. with GARegressorCV or GridSearchCV)."
+        )
     # b is a max over rows: taken over blocks of rows, the row-wise temporaries
     # stay small (X may be most of the memory: no copy of it).
     per_row = max(1.0, X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1])
@@ -109,24 +115,12 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     with np.errstate(over="ignore"):  # reported below
         b = max(entry.input_bound(X[start:start + rows], U, p)
                 for start in range(0, X.shape[0], rows))
-    if not np.isfinite(b) and np.isfinite(entry.input_bound(np.ones((1, 1)), 1.0, p)):
+    if not np.isfinite(b):
         scaled = "inputs (times U)" if "U" in entry.hyperparameters else "inputs"
         raise ValueError(
             f"b_(X,psi) of KW01 eq. (28) overflowed for psi={psi!r}: it grows with "
             f"the square of the {scaled}, and they are too large. Scale the inputs "
             "(e.g. with StandardScaler or MaxAbsScaler), or use a numeric eta."
-        )
-    if not np.isfinite(b):
-        reason = (
-            "Theorem 3 is about the additive update of KW01 eq. (23), and this psi "
-            "moves the weights along geodesics (KMWW eq. 10)" if entry.geodesic else
-            "x^T Dpsi(theta) x = sum_j exp(theta_j) x_j^2 grows without bound with "
-            "the weights"
-        )
-        raise ValueError(
-            f"b_(X,psi) of KW01 eq. (28) is not defined for psi={psi!r}: {reason}; "
-            "so Theorem 3 gives no learning rate. Use a numeric eta (tune it, e.g. "
-            "with GARegressorCV or GridSearchCV)."
         )
     return float(b) + float(fit_intercept)
 

@@ -62,7 +62,7 @@ SIMPLEX_CHECKS = TARGET_RANGE_CHECKS + [
 def _configuration(estimator_class, psi, phi, **options):
     # "theory" needs finite b and c (KW01 eqs. 28-29): exp, sign and the geodesic psi
     # take a number.
-    needs_number = (psi == "exp" or PSI[psi].geodesic or PHI[phi].c is None
+    needs_number = (PSI[psi].input_bound is None or PHI[phi].c is None
                     or PHI[phi].c == float("inf"))
     return estimator_class(psi=psi, phi=phi, **{**({"eta": 1e-4} if needs_number
                                                    else {}), **options})
@@ -82,7 +82,7 @@ CONFIGURATIONS = [
      GAClassifierCV(psi="eg_pm", phi="softmax"),
      # k-fold selection has no partial_fit (it needs the whole data set).
      GARegressorCV(etas=3, cv=3), GAClassifierCV(etas=3, cv=3)] + [
-    # The update options (issue 6); the geodesic psi are in the loops above.
+    # The update options; the geodesic psi are in the loops above.
     _configuration(GARegressor, "identity", "identity", update="implicit"),
     _configuration(GARegressor, "eg_pm", "identity", update="implicit"),
     _configuration(GARegressor, "softmax", "tanh", update="implicit"),
