@@ -31,8 +31,8 @@ test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules sklearn_ga
 
-# Ratios against scikit-learn's SGD, BLAS and River (issue 4); BENCH_SCALE=0.2 for a
-# quick run. The table in benchmarks/README.md is a copy of this output.
+# Ratios against scikit-learn's SGD, BLAS and River; BENCH_SCALE=0.2 for a quick run.
+# The table in benchmarks/README.md is a copy of this output.
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run_all.py
 

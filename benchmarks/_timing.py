@@ -39,7 +39,7 @@ def best_times(*functions, repeat=REPEAT):
 
 def report(case, ga, reference, reference_name, goal, higher_is_better=False):
     """Print one row: case, both times, the ratio and whether it meets the goal
-    (``goal=None``: a row for information, outside the issue's goals)."""
+    (``goal=None``: a row for information, with no goal)."""
     ratio = reference / ga if higher_is_better else ga / reference
     sign = ">=" if higher_is_better else "<="
     if goal is None:

@@ -1,4 +1,4 @@
-"""Goal 2 of issue 5: tuning eta by one lock-step pass vs one fit and GridSearchCV.
+"""Goal 5.2: tuning eta by one lock-step pass vs one fit and GridSearchCV.
 
 A 20-value eta grid through GARegressorCV (one pass over the data for the whole grid)
 against one ``GARegressor.fit`` with a single eta (epochs until the on-line loss

@@ -1,4 +1,4 @@
-"""Goals 1-3 of issue 4: one dense epoch of GA against scikit-learn's SGD and BLAS.
+"""Goals 1-3: one dense epoch of GA against scikit-learn's SGD and BLAS.
 
 Every estimator runs exactly one in-order pass (max_iter=1, tol=None, shuffle=False)
 with the same constant learning rate over the same C-contiguous float64 X, so both

@@ -1,4 +1,4 @@
-"""Goal 7 of issue 4: peak extra memory of fit on a C-contiguous float64 X.
+"""Goal 7: peak extra memory of fit on a C-contiguous float64 X.
 
 tracemalloc sees every NumPy allocation; the peak during fit, over the size of X,
 shows that X is never copied (a copy alone would be 100%).

@@ -1,4 +1,4 @@
-"""Goals 5-6 of issue 4: the cost of partial_fit calls.
+"""Goals 5-6: the cost of partial_fit calls.
 
 5. One-row partial_fit on a fitted model (n = 100): the time of a call is almost all
    per-call overhead (validation, set-up), compared with SGDRegressor.partial_fit's;

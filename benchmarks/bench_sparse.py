@@ -1,4 +1,4 @@
-"""Goal 4 of issue 4: one CSR epoch of every psi against SGDRegressor's sparse epoch.
+"""Goal 4: one CSR epoch of every psi against SGDRegressor's sparse epoch.
 
 n = 2^18 features with 50 nonzeros per row: a psi whose trial cost grew with n
 (a full renormalization per trial) would be thousands of times slower, so ratios

@@ -1,4 +1,6 @@
-"""Run every benchmark of issues 4 and 5 and print one Markdown table (``make bench``).
+"""Run every benchmark and print one Markdown table (``make bench``).
+
+The goals of the rows are explained in ``benchmarks/README.md``.
 
 Each row times GA and its reference in this one process, on the same data, as the
 best of BENCH_REPEAT runs; the ratio, not the absolute time, is the result. BLAS runs

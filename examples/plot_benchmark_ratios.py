@@ -7,7 +7,7 @@ Speed against scikit-learn's SGD: ratios
 *ratio* (absolute times on a shared machine mean little). This example draws the
 latest table of ``benchmarks/README.md``: each bar is GA's time over the reference's
 (or, for the streaming and grid-search rows, the reference's over GA's, so that
-higher is better there), next to the goal of the issue it answers.
+higher is better there), next to its goal.
 """
 
 import re

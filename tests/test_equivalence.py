@@ -1,4 +1,4 @@
-"""Where the mathematics coincides, GA is scikit-learn's SGD (DESIGN.md, "Tests").
+"""Where the mathematics coincides, GA is scikit-learn's SGD.
 
 Conventions worked out here:
 

@@ -1,4 +1,4 @@
-"""The update options of issue 6 against plain-NumPy transcriptions of the papers.
+"""The update options against plain-NumPy transcriptions of the papers.
 
 The oracle below computes every trial from scratch with the textbook formulas:
 weights psi(theta) (EG± as U sinh(theta) / sum cosh(theta)), clipped predictions
