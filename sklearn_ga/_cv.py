@@ -2,16 +2,20 @@
 
 Every configuration of the grid keeps its own parameters and compiled loop; dense
 data are cut into chunks small enough to stay in cache, and each chunk runs through
-the loop of every configuration before the next chunk is read. Selection is by
+the loop of every configuration before the next chunk is read; with ``n_jobs``
+threads, each learns a share of the configurations on the same window of chunks (the
+loops run without the GIL), so X is still read from memory about once. Selection is by
 progressive validation (HKW §V tunes the same way): the cumulative on-line matching
 loss, each prediction made before its example is learned, is an honest estimate of
 the loss on unseen data of the same stream.
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -27,6 +31,9 @@ from ._regressor import GARegressor
 # Dense rows per chunk: about this many bytes of X, so a chunk stays in cache while
 # every configuration learns it.
 CHUNK_BYTES = 1 << 19
+# Threads meet after every window of this many chunks (a few MiB, held by a shared
+# cache), not after each chunk: fewer waits for the slowest thread.
+WINDOW_CHUNKS = 8
 
 
 class _KeptGrid(Kept):
@@ -55,6 +62,7 @@ class _GridMixin:
         "p": [Interval(Real, 2, None, closed="left")],
         "fit_intercept": ["boolean"],
         "cv": [None, "cv_object"],
+        "n_jobs": [None, Integral],
     }
 
     def _grid(self):
@@ -83,7 +91,9 @@ class _GridMixin:
         """One on-line pass over ``rows`` for every configuration in ``loops``.
 
         Adds to ``losses``; a configuration that diverges gets an infinite loss and
-        leaves ``loops``.
+        leaves ``loops``. The configurations are shared among ``n_jobs`` threads;
+        each configuration runs over the same chunks, with the same sums, whatever
+        the number of threads, so the results do not depend on it.
         """
         run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         # Dense rows in chunks that stay in cache while every configuration learns
@@ -92,15 +102,36 @@ class _GridMixin:
         # than n nonzeros would pay for every nonzero.
         chunk = (max(1, rows.shape[0]) if sp.issparse(X)
                  else max(16, CHUNK_BYTES // (8 * X.shape[1])))
-        for start in range(0, rows.shape[0], chunk):
-            order = rows[start:start + chunk]
-            for g in list(loops):
-                status, _, loss = run(loops[g], order)
-                if status != Status.OK:
-                    losses[g] = np.inf
-                    del loops[g]
-                else:
-                    losses[g] += loss
+        chunks = [rows[start:start + chunk]
+                  for start in range(0, rows.shape[0], chunk)]
+
+        def learn(configurations, window):
+            """Run ``configurations`` over the chunks of ``window``; the diverged."""
+            diverged = []
+            for order in window:
+                for g in configurations:
+                    if g in diverged:
+                        continue
+                    status, _, loss = run(loops[g], order)
+                    if status != Status.OK:
+                        losses[g] = np.inf
+                        diverged.append(g)
+                    else:
+                        losses[g] += loss
+            return diverged
+
+        threads = min(effective_n_jobs(self.n_jobs), len(loops))
+        if threads <= 1:
+            for g in learn(list(loops), chunks):
+                del loops[g]
+            return
+        with ThreadPoolExecutor(threads) as pool:
+            for start in range(0, len(chunks), WINDOW_CHUNKS):
+                window = chunks[start:start + WINDOW_CHUNKS]
+                shares = [list(loops)[i::threads] for i in range(threads)]
+                for diverged in pool.map(learn, shares, [window] * threads):
+                    for g in diverged:
+                        del loops[g]
 
     def _continuable_grid(self):
         """The kept loops if the next call can continue them (built for these
@@ -298,6 +329,11 @@ class GARegressorCV(_GridMixin, GARegressor):
         (each fold costs one more lock-step pass over its training rows); the
         returned model is still the one-pass model on all the data, and
         :meth:`partial_fit` is not available (k-fold needs the whole data set).
+    n_jobs : int, default=None
+        Number of threads that learn the grid, each a share of the configurations
+        on the same chunks of rows (the compiled loops run without the GIL).
+        ``None`` means 1 unless in a :func:`joblib.parallel_config` context;
+        ``-1`` means all processors. The results do not depend on it.
 
     Attributes
     ----------
@@ -360,7 +396,8 @@ class GARegressorCV(_GridMixin, GARegressor):
     }
 
     def __init__(self, psi="identity", phi="identity", *, etas=9,
-                 Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None):
+                 Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None,
+                 n_jobs=None):
         self.psi = psi
         self.phi = phi
         self.etas = etas
@@ -368,6 +405,7 @@ class GARegressorCV(_GridMixin, GARegressor):
         self.p = p
         self.fit_intercept = fit_intercept
         self.cv = cv
+        self.n_jobs = n_jobs
 
     @fit_context
     def fit(self, X, y, sample_weight=None, groups=None):
@@ -426,6 +464,11 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         ``None`` selects by progressive validation; otherwise by the mean held-out
         matching loss over these folds (stratified for an int, as in
         ``GridSearchCV``; see :class:`GARegressorCV`).
+    n_jobs : int, default=None
+        Number of threads that learn the grid, each a share of the configurations
+        on the same chunks of rows (the compiled loops run without the GIL).
+        ``None`` means 1 unless in a :func:`joblib.parallel_config` context;
+        ``-1`` means all processors. The results do not depend on it.
 
     Attributes
     ----------
@@ -484,7 +527,8 @@ class GAClassifierCV(_GridMixin, GAClassifier):
     }
 
     def __init__(self, psi="identity", phi="logistic", *, etas=9,
-                 Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None):
+                 Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None,
+                 n_jobs=None):
         self.psi = psi
         self.phi = phi
         self.etas = etas
@@ -492,6 +536,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         self.p = p
         self.fit_intercept = fit_intercept
         self.cv = cv
+        self.n_jobs = n_jobs
 
     @fit_context
     def fit(self, X, y, sample_weight=None, groups=None):

@@ -6,9 +6,17 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
-from sklearn_ga import PHI, GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
+from sklearn_ga import (
+    PHI,
+    GAClassifier,
+    GAClassifierCV,
+    GARegressor,
+    GARegressorCV,
+    _cv,
+)
 
 ETAS = [0.003, 0.03, 0.3, 3.0]
 US = [0.5, 2.0, 8.0]
@@ -52,6 +60,41 @@ def test_regressor_grid_equals_separate_runs(psi, sparse):
     np.testing.assert_allclose(search.predict(X), model.predict(X), rtol=1e-9)
     assert search.cumulative_loss_ == results["progressive_loss"][search.best_index_]
     assert search.t_ == X.shape[0] and search.n_iter_ == 1
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("task", ["regressor", "classifier"])
+@pytest.mark.parametrize("psi", ["identity", "eg_pm"])
+def test_threads_give_the_results_of_one_thread(psi, task, sparse, monkeypatch):
+    # Dense chunks of 16 rows and threads meeting after every 3 chunks: the shares
+    # of the regressor's threads change after a configuration diverges (eta = 3
+    # overshoots on rows of 30 +-1).
+    monkeypatch.setattr(_cv, "CHUNK_BYTES", 16 * 8 * 30)
+    monkeypatch.setattr(_cv, "WINDOW_CHUNKS", 3)
+    X, y = sparse_target()
+    Xin = sp.csr_matrix(X) if sparse else X
+    if task == "regressor":
+        estimator, target = GARegressorCV(psi=psi), y
+    else:  # three classes, coordinate-wise (learned output by output on CSR rows)
+        estimator, target = GAClassifierCV(psi=psi), np.digitize(y, [-0.3, 0.3])
+    estimator.set_params(etas=ETAS, Us=US[:2])
+    one = clone(estimator).set_params(n_jobs=None).fit(Xin, target)
+    assert np.isfinite(one.progressive_loss_).sum() >= 3
+    assert np.isinf(one.progressive_loss_).any() == (task == "regressor")
+    for n_jobs in (2, -1):
+        many = clone(estimator).set_params(n_jobs=n_jobs).fit(Xin, target)
+        for name in ("param_eta", "param_U", "progressive_loss", "mean_test_loss",
+                     "rank_test_loss"):
+            np.testing.assert_array_equal(many.cv_results_[name],
+                                          one.cv_results_[name])
+        finite = np.isfinite(one.progressive_loss_)
+        np.testing.assert_array_equal(many.thetas_[finite], one.thetas_[finite])
+        np.testing.assert_array_equal(many.coef_, one.coef_)
+        np.testing.assert_array_equal(many.intercept_, one.intercept_)
+    folds = clone(estimator).set_params(cv=3)
+    np.testing.assert_array_equal(
+        clone(folds).set_params(n_jobs=2).fit(Xin, target).cv_results_[
+            "mean_test_loss"], folds.fit(Xin, target).cv_results_["mean_test_loss"])
 
 
 def test_eg_pm_search_finds_a_scale_that_reaches_the_target():
