@@ -170,12 +170,12 @@ def loss_slope_bound(phi, n_outputs=1):
     ------
     ValueError
         For ``"identity"`` and ``"exp"`` (unbounded predictions: Z is infinite;
-        pass a Z that bounds |y_hat - y| on your run) and ``"sign"`` (no matching
+        pass a Z that bounds abs(y_hat - y) on your run) and ``"sign"`` (no matching
         loss whose gradient is the step).
 
     References
     ----------
-    KMWW Examples 6 and 7 (Z >= max_t |L'_t(w_t)|); KW01 eq. (3) (the slope).
+    KMWW Examples 6 and 7 (Z >= max_t abs(L'_t(w_t))); KW01 eq. (3) (the slope).
 
     Examples
     --------

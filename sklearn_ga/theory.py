@@ -677,7 +677,7 @@ def _example_guarantee(eta, bound, comparator_loss):
 def kmww_example6(R2, Z, U, n_trials, comparator_loss=0.0):
     """KMWW Examples 4 and 6 (gradient descent): rate U / (R2 Z sqrt(k)) and bound.
 
-    With R2 >= max_t ||x_t||_2, Z >= max_t |L'_t(w_t)| (:func:`loss_slope_bound`)
+    With R2 >= max_t ||x_t||_2, Z >= max_t abs(L'_t(w_t)) (:func:`loss_slope_bound`)
     and U >= ||w* - w_0||_2, Theorem 6 gives ``Loss(GD) - Loss(w*) <= U^2 / (2 eta)
     + eta k Z^2 R2^2 / 2``, least at eta = U / (R2 Z sqrt(k)), where it is
     R2 Z U sqrt(k). For a convex loss of w.x: every matching loss.
@@ -724,7 +724,7 @@ def kmww_example7(R_inf, Z, U, n_trials, comparator_loss=0.0):
 
     The natural EG (``psi="exp", update="natural"``) updates ln w by
     -eta L'_t x_t w_t (eq. 22), so its step has length at most eta Z R_inf U with
-    R_inf >= max_t ||x_t||_inf, Z >= max_t |L'_t(w_t)| and U >= max_t ||w_t||_2.
+    R_inf >= max_t ||x_t||_inf, Z >= max_t abs(L'_t(w_t)) and U >= max_t ||w_t||_2.
     With U also >= dist(w_0, w*) = ||ln w* - ln w_0||_2 (the paper bounds both by
     U), Theorem 6 gives the rate 1 / (Z R_inf sqrt(k)) and
     ``Loss(EG) - Loss(w*) <= R_inf Z U^2 sqrt(k)``. Since w_0 = (1, ..., 1),
