@@ -6,14 +6,14 @@ Theorems 6 and 8 measure with D = dist^2 / 2 (their eq. 8). :func:`loss_slope_bo
 is the Z of their Examples 6 and 7.
 """
 
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 
 from ._psi import _unit_rows
 from .losses import _as_finite_array, _as_parameters, _phi_entry
-
-GEOMETRIES = ("euclidean", "sphere", "simplex")
 
 # Membership of the sphere and the simplex is checked to this relative accuracy.
 MANIFOLD_RTOL = 1e-8
@@ -36,15 +36,18 @@ def _on_sphere(w, radius, name, where):
     return r / np.linalg.norm(r, axis=-1, keepdims=True)
 
 
-def _row_distances(w_tilde, w, geometry, U):
-    """dist of each pair of rows, after checking the points (KMWW §2)."""
-    if geometry == "euclidean":
-        s, _ = _unit_rows(np.maximum(np.abs(w_tilde), np.abs(w)))
-        return s[:, 0] * np.linalg.norm((w_tilde - w) / s, axis=-1)
-    if geometry == "sphere":
-        return U * _unit_angles(_on_sphere(w_tilde, U, "w_tilde", f"the sphere of "
-                                           f"radius U={U!r}"),
-                                _on_sphere(w, U, "w", f"the sphere of radius U={U!r}"))
+def _euclidean_rows(w_tilde, w, U):
+    s, _ = _unit_rows(np.maximum(np.abs(w_tilde), np.abs(w)))  # (no overflow)
+    return s[:, 0] * np.linalg.norm((w_tilde - w) / s, axis=-1)
+
+
+def _sphere_rows(w_tilde, w, U):
+    where = f"the sphere of radius U={U!r}"
+    return U * _unit_angles(_on_sphere(w_tilde, U, "w_tilde", where),
+                            _on_sphere(w, U, "w", where))
+
+
+def _simplex_rows(w_tilde, w, U):
     for name, p in (("w_tilde", w_tilde), ("w", w)):
         if np.any(p < 0) or not np.allclose(p.sum(axis=-1), 1.0, rtol=0.0,
                                             atol=MANIFOLD_RTOL):
@@ -53,6 +56,23 @@ def _row_distances(w_tilde, w, geometry, U):
     # p -> 2 sqrt(p) maps the Fisher metric onto the sphere of radius 2 (Example 3).
     return 2.0 * _unit_angles(*(_on_sphere(np.sqrt(p), 1.0, name, "the simplex")
                                 for name, p in (("w_tilde", w_tilde), ("w", w))))
+
+
+class Geometry(NamedTuple):
+    """A manifold of weights: ``rows(w_tilde, w, U)``, the distance of each pair of
+    rows (after checking the points), and ``convexity_radius(U)``, beyond which
+    D(w*, .) = dist(w*, .)^2 / 2 is not convex: a quarter of a great circle on a
+    sphere (the simplex's diameter is no more than that), none in flat space."""
+
+    rows: Callable
+    convexity_radius: Callable
+
+
+GEOMETRIES = {
+    "euclidean": Geometry(_euclidean_rows, lambda U: np.inf),
+    "sphere": Geometry(_sphere_rows, lambda U: np.pi * U / 2),
+    "simplex": Geometry(_simplex_rows, lambda U: np.pi),  # 2 x pi / 2
+}
 
 
 def _points(values, name, shape=None):
@@ -131,20 +151,21 @@ def distance(w_tilde, w, *, geometry="euclidean", U=1.0):
     >>> distance([0.0, 0.0], [3.0, 4.0])
     5.0
     """
-    _check_geometry(geometry)
+    _geometry(geometry)
     if not (isinstance(U, Real) and 0.0 < U < np.inf):
         raise ValueError(f"U must be a finite number > 0; got {U!r}.")
     w_tilde = _points(w_tilde, "w_tilde")
     w = _points(w, "w", w_tilde.shape)
-    rows = _row_distances(w_tilde, w, geometry, U)
+    rows = _geometry(geometry).rows(w_tilde, w, U)
     s = np.max(rows)
     return float(s * np.sqrt(np.sum((rows / s) ** 2))) if s > 0 else 0.0
 
 
-def _check_geometry(geometry):
-    """Raise ValueError unless geometry is one of GEOMETRIES."""
+def _geometry(geometry):
+    """The entry of GEOMETRIES, or a ValueError."""
     if geometry not in GEOMETRIES:
-        raise ValueError(f"geometry={geometry!r} is not one of {GEOMETRIES}.")
+        raise ValueError(f"geometry={geometry!r} is not one of {sorted(GEOMETRIES)}.")
+    return GEOMETRIES[geometry]
 
 
 def loss_slope_bound(phi, n_outputs=1):
@@ -186,11 +207,11 @@ def loss_slope_bound(phi, n_outputs=1):
     entry = _phi_entry(phi)
     if not (isinstance(n_outputs, Integral) and n_outputs >= 1):
         raise ValueError(f"n_outputs must be an integer >= 1; got {n_outputs!r}.")
-    if entry.name == "sign":
+    if entry.threshold:
         raise ValueError("Z is not defined for phi='sign': its step is twice the "
                          "gradient of the hinge loss it charges, no matching loss.")
-    if entry.name == "softmax":
-        return float(np.sqrt(2.0))  # two points of the simplex
+    if entry.rowwise:
+        return float(np.sqrt(2.0))  # two points of the probability simplex
     if not np.isfinite(entry.high - entry.low):
         raise ValueError(f"Z is infinite for phi={phi!r}: its predictions are "
                          "unbounded. Pass a Z that bounds |y_hat - y| on the run.")

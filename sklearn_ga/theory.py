@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from ._kmww import _check_geometry, _points, _trajectory, distance, loss_slope_bound
+from ._kmww import _geometry, _points, _trajectory, distance, loss_slope_bound
 from .losses import _phi_entry, _psi_entry, divergence, matching_loss
 
 # input_bound reads X in about this many blocks of rows (of at least
@@ -509,7 +509,7 @@ def _geometric_bound(comparator_loss, comparator, start, end, path_measure, eta,
         points += iterates
     dist = np.array([distance(comparator, w, geometry=geometry, U=U)
                      for w in points])
-    if geometry == "sphere" and np.any(dist[1:] > np.pi * U / 2):
+    if np.any(dist[1:] > _geometry(geometry).convexity_radius(U)):
         warnings.warn(
             "The comparator is more than a quarter of a great circle (pi U / 2) from "
             "the start or an iterate: beyond it D(w*, .) is not convex, and a loss "
@@ -601,7 +601,7 @@ def kmww_theorem6(comparator_loss, comparator, start, end, path_measure, eta, *,
     ...                     geometry="sphere", U=2.0), 4)
     3.6674
     """
-    _check_geometry(geometry)
+    _geometry(geometry)
     return _geometric_bound(comparator_loss, comparator, start, end, path_measure,
                             eta, 1.0, geometry, U, lambdas, iterates)
 
