@@ -18,7 +18,7 @@ $(STAMP): $(BIN)/python
 
 install: $(STAMP)
 
-# The benchmarks' extra needs (River) are installed only by `make bench`.
+# The benchmarks' extra (River, which the tests install too).
 $(VENV)/.bench-installed: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,demo,bench]"
 	touch $@

@@ -32,6 +32,21 @@ def _same_labels(classes, labels):
     return classes.dtype.kind == labels.dtype.kind and np.array_equal(classes, labels)
 
 
+def class_probabilities(A, phi):
+    """Class probabilities of the activations A (m, k) of a classifier of this phi
+    (see :meth:`GAClassifier.predict_proba`)."""
+    entry = PHI[phi]
+    P = entry.probability(A)
+    if entry.rowwise:
+        return P
+    if P.shape[1] == 1:
+        return np.hstack([1.0 - P, P])
+    total = P.sum(axis=1, keepdims=True)
+    uniform = total[:, 0] == 0
+    P[uniform] = 1.0
+    return P / np.where(uniform[:, None], P.shape[1], total)
+
+
 def _has_probabilities(estimator):
     phi = getattr(estimator, "_fitted_phi", estimator.phi)
     if isinstance(phi, str) and phi in PHI and PHI[phi].probability is None:
@@ -387,16 +402,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     def _probabilities(self, A):
         """predict_proba of the activations A."""
-        phi = PHI[self._fitted_phi]
-        P = phi.probability(A)
-        if phi.rowwise:
-            return P
-        if P.shape[1] == 1:
-            return np.hstack([1.0 - P, P])
-        total = P.sum(axis=1, keepdims=True)
-        uniform = total[:, 0] == 0
-        P[uniform] = 1.0
-        return P / np.where(uniform[:, None], P.shape[1], total)
+        return class_probabilities(A, self._fitted_phi)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,0 +1,807 @@
+"""River learners: GA(psi, phi, Theta, eta) on streams of dicts.
+
+:class:`GARegressor` and :class:`GAClassifier` of this module are `River
+<https://riverml.xyz>`_ estimators: ``learn_one`` / ``predict_one`` on one dict of
+features at a time, ``learn_many`` / ``predict_many`` on pandas DataFrames, so that
+they fit in River's pipelines, ``evaluate.progressive_val_score`` and model
+selection. They run the compiled trial loop of :class:`sklearn_ga.GARegressor`, one
+row at a time through a buffer kept between calls, and take the same parameters.
+River is an optional dependency: ``pip install sklearn-ga[river]``.
+"""
+
+try:
+    from river import base
+except ImportError as error:
+    raise ImportError(
+        "sklearn_ga.river needs River, an optional dependency of sklearn-ga: install "
+        "it with pip install 'sklearn-ga[river]'."
+    ) from error
+
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from ._classifier import GAClassifier as _SklearnClassifier
+from ._classifier import class_probabilities
+from ._codes import Status
+from ._phi import PHI
+from ._psi import PSI
+from ._regressor import GARegressor as _SklearnRegressor
+
+# Labels of a binary classifier, as River gives them, and their codes.
+_BINARY_CODES = {False: 0, True: 1}
+
+
+def _canonical(names):
+    """The features that one row brings, in an order that does not depend on the
+    order of its dict: sorted (by repr, where the names do not compare), so that the
+    columns, and the order of every sum, are the same for any order of the keys."""
+    try:
+        return sorted(names)
+    except TypeError:
+        return sorted(names, key=repr)
+
+
+class _Learner:
+    """What the two learners share: the features and classes that the stream brought,
+    the parameters Theta (k x n) and b, the compiled loop over them and its one-row
+    buffers.
+
+    A feature enters the model when a learned row first brings it: its column of
+    Theta starts at Theta_1's value (``PSI[psi].start``), and it is the last column
+    (columns are in the order the features appeared). Until then predictions ignore
+    it. A feature missing from a row is 0 in that row.
+    """
+
+    # The scikit-learn estimator that checks the parameters, builds the loop and
+    # words its errors.
+    _estimator = None
+
+    def _start(self):
+        """Check the parameters and set up an empty model (called by
+        ``__init__``)."""
+        if isinstance(self.eta, str):
+            raise ValueError(
+                f"eta={self.eta!r} is not available in sklearn_ga.river: "
+                "eta='theory' sets the rate from the inputs of a first batch, which a "
+                "stream does not have. Pass a positive number."
+            )
+        settings = self._estimator(
+            psi=self.psi, phi=self.phi, eta=self.eta, U=self.U, p=self.p,
+            update=self.update, loss=self.loss, Y=self.Y,
+            fit_intercept=self.fit_intercept,
+        )
+        settings._validate_params()
+        *_, low, high = settings._options()
+        self._settings = settings
+        self._intercept_only = clone(settings).set_params(psi="identity")
+        self._clip = (low, high) if self.Y is not None else None
+        self._classes = [] if self._multiclass else list(self._binary_classes)
+        self._features = {}
+        # One output for binary labels; for softmax one per class, the first kept
+        # before its class comes.
+        self._theta = np.zeros((1, 0))
+        self._intercept = np.zeros(1)
+        self._buffers(None)
+        self.t_ = 0
+        self.cumulative_loss_ = 0.0
+
+    def _buffers(self, terms):
+        """The loop on the parameters (from ``terms`` if given) and the buffers of
+        one row, its target and its sample weight."""
+        k, n = self._theta.shape
+        self._loop = self._trial_loop(self._theta, self._intercept, terms)
+        # The row's features at their columns, and at column n those the model does
+        # not hold (at weight 0), for predictions; the loop reads the first n.
+        self._row = np.zeros((1, n + 1))
+        self._x = self._row[:, :n]
+        self._target = np.zeros((1, k))
+        self._weight = np.ones(1)
+        self._order = np.zeros(1, np.intp)
+        self._coef = None
+
+    def _trial_loop(self, theta, intercept, terms=None):
+        """The compiled loop over (theta, intercept), or None where no trial changes
+        anything: phi='softmax' with fewer than two classes predicts probability 1,
+        a step of 0."""
+        if self._multiclass and len(self._classes) < 2:
+            return None
+        # Without features the weights are empty and psi plays no part (a normalized
+        # psi would divide by an empty normalizer): the intercept learns as it does
+        # beside any psi.
+        settings = self._settings if theta.shape[1] else self._intercept_only
+        return settings._trial_loop(theta, intercept, float(self.eta), terms=terms)
+
+    # -- pickling: the loop is built again from its terms --------------------------
+
+    def __getstate__(self):
+        state = {name: value for name, value in self.__dict__.items()
+                 if name not in ("_loop", "_row", "_x", "_target", "_weight",
+                                 "_order", "_coef")}
+        state["_terms"] = None if self._loop is None else self._loop.terms()
+        return state
+
+    def __setstate__(self, state):
+        terms = state.pop("_terms")
+        self.__dict__.update(state)
+        self._buffers(terms)
+
+    # -- inputs --------------------------------------------------------------------
+
+    def _values(self, items):
+        """The values of dict items, as float64; a clear error for one that is not a
+        number."""
+        try:
+            return np.fromiter(items.values(), np.float64, len(items))
+        except (TypeError, ValueError):
+            for name, value in items.items():
+                try:
+                    float(value)
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"{type(self).__name__} takes numbers, but feature {name!r} "
+                        f"is {value!r}. Encode other features first (e.g. with River's "
+                        "preprocessing.OneHotEncoder)."
+                    ) from None
+            raise
+
+    def _check_finite(self, values):
+        if not np.all(np.isfinite(values)):
+            raise ValueError(
+                f"Input x contains NaN or infinity; {type(self).__name__} needs finite "
+                "feature values. The model was left as it was."
+            )
+
+    def _grown(self, names, labels):
+        """``(features, theta, intercept)`` of the model once it holds the features
+        ``names`` and the classes ``labels`` (new ones last, in order), without
+        changing it; None if it holds them all."""
+        new_names = _canonical([name for name in names if name not in self._features])
+        new_labels = [label for label in dict.fromkeys(labels)
+                      if label not in self._classes]
+        if not new_names and not new_labels:
+            return None
+        k, n = self._theta.shape
+        classes = self._classes + new_labels
+        k_new = max(len(classes), 1) if new_labels else k
+        start = PSI[self.psi].start
+        theta = np.full((k_new, n + len(new_names)), start)
+        intercept = np.zeros(k_new)
+        theta[:k, :n] = self._theta
+        intercept[:k] = self._intercept
+        features = dict(self._features)
+        features.update((name, n + offset) for offset, name in enumerate(new_names))
+        return features, classes, theta, intercept
+
+    # -- learning ------------------------------------------------------------------
+
+    def _learn_one(self, x, y, w):
+        """Learn the dict x with label or target ``y``, at weight ``w``: one trial."""
+        if not 0.0 <= w < np.inf:
+            raise ValueError(f"The sample weight w must be finite and >= 0; got {w!r}.")
+        features = self._features
+        try:
+            columns = [features[name] for name in x]
+        except KeyError:
+            columns = None
+        if columns is None or self._is_new(y):
+            return self._learn_grown(x, y, w)
+        values = self._values(x)
+        self._encode(y, self._target[0])
+        loop = self._loop
+        if loop is None:
+            self._count(1, 0.0)
+            return
+        row = self._row[0]
+        row[columns] = values
+        self._weight[0] = w
+        loop.save()
+        try:
+            status, trials, loss = loop.run_dense(self._x, self._target, self._weight,
+                                                  self._order)
+        finally:
+            row[columns] = 0.0
+        if status != Status.OK:
+            loop.restore()
+            self._check_finite(values)
+            raise self._settings._divergence(self.t_ + 1, float(self.eta))
+        self._count(1, loss)
+
+    def _learn_grown(self, x, y, w):
+        """``_learn_one`` of a row that brings new features or a new class: the trial
+        runs on new parameter arrays, which become the model's if it succeeds."""
+        self._values(x)  # (a value that is not a number: before anything changes)
+        if self._multiclass:
+            try:
+                hash(y)
+            except TypeError:
+                raise ValueError(f"A label must be hashable; got {y!r}.") from None
+        features, classes, theta, intercept = self._grown(
+            x, [y] if self._multiclass else [])
+        saved = self.__dict__.copy()
+        self._features, self._classes = features, classes
+        self._theta, self._intercept = theta, intercept
+        try:
+            self._buffers(None)
+            self._learn_one(x, y, w)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def _count(self, trials, loss):
+        cumulative_loss = self.cumulative_loss_ + loss
+        if not math.isfinite(cumulative_loss):
+            raise self._settings._divergence(self.t_ + trials, float(self.eta), cause=(
+                "the sum of the losses overflowed"))
+        self.t_ += trials
+        self.cumulative_loss_ = cumulative_loss
+        self._coef = None
+
+    def _learn_many(self, X, y, w):
+        """Learn the rows of the DataFrame X in order, as ``learn_one`` would, one
+        after the other."""
+        names = list(X.columns)
+        if len(set(names)) != len(names):
+            raise ValueError("X has columns of the same name; name each feature once.")
+        values = X.to_numpy(dtype=np.float64)
+        self._check_finite(values)
+        targets = list(y)
+        weights = (np.full(len(targets), float(w)) if np.ndim(w) == 0
+                   else np.asarray(w, dtype=np.float64))
+        if not len(targets) == values.shape[0] == weights.shape[0]:
+            raise ValueError(
+                f"X has {values.shape[0]} rows, y {len(targets)} and w "
+                f"{weights.shape[0]}; they must have one per sample."
+            )
+        saved = self.__getstate__()
+        try:
+            start = 0
+            while start < len(targets):
+                labels = targets[start:start + 1] if self._multiclass else []
+                grown = self._grown(names if start == 0 else [], labels)
+                if grown is not None:
+                    self._features, self._classes, self._theta, self._intercept = grown
+                    self._buffers(None)
+                # The rows up to the next one that brings a new class run together.
+                end = start + 1
+                while end < len(targets) and not self._is_new(targets[end]):
+                    end += 1
+                self._run_rows(names, values[start:end], targets[start:end],
+                               weights[start:end])
+                start = end
+        except BaseException:
+            self.__dict__.clear()
+            self.__setstate__(saved)
+            raise
+
+    def _is_new(self, label):
+        return self._multiclass and label not in self._classes
+
+    def _run_rows(self, names, values, targets, weights):
+        """One pass over rows of the given columns, the model holding them all."""
+        m, (k, n) = values.shape[0], self._theta.shape
+        Y = np.zeros((m, k))
+        for row, target in zip(Y, targets, strict=True):
+            self._encode(target, row)
+        if self._loop is None:
+            self._count(m, 0.0)
+            return
+        X = np.zeros((m, n))
+        X[:, [self._features[name] for name in names]] = values
+        if not np.all((weights >= 0.0) & (weights < np.inf)):
+            raise ValueError("The sample weights w must be finite and >= 0.")
+        status, trials, loss = self._loop.run_dense(X, Y, weights,
+                                                    np.arange(m, dtype=np.intp))
+        if status != Status.OK:
+            raise self._settings._divergence(self.t_ + trials + 1, float(self.eta))
+        self._count(m, loss)
+
+    # -- prediction ----------------------------------------------------------------
+
+    def _weights(self):
+        """psi(Theta) with a column of zeros appended, where the features the model
+        does not hold (column -1) are read."""
+        if self._coef is None:
+            k, n = self._theta.shape
+            coef = np.zeros((k, n + 1))
+            if self._loop is not None:
+                coef[:, :n] = self._loop.weights()
+            elif n:
+                coef[:, :n] = PSI[self.psi].weights(self._theta, float(self.U),
+                                                     float(self.p))
+            self._coef = coef
+        return self._coef
+
+    def _activations(self, names, values):
+        """Activations (m, k) of rows ``values`` (m, len(names)), clipped as GA^Y
+        predicts (KW01 §4); features the model does not hold count 0.
+
+        The sums run over the model's columns in order, whatever the order of the
+        names: ties (a Perceptron's a = 0) do not depend on it.
+        """
+        features = self._features
+        X = np.zeros((values.shape[0], len(features) + 1))
+        X[:, [features.get(name, -1) for name in names]] = values
+        return self._checked(X @ self._weights().T + self._intercept, values)
+
+    def _activations_one(self, x):
+        """The activations (k,) of the dict x, as ``_activations``, through the row
+        buffer."""
+        values = self._values(x)
+        features = self._features
+        columns = [features.get(name, -1) for name in x]
+        row = self._row[0]
+        row[columns] = values
+        try:
+            A = self._weights() @ row + self._intercept
+        finally:
+            row[columns] = 0.0
+        if -1 in columns:  # (they shared column n: check each)
+            self._check_finite(values)
+        return self._checked(A, values)
+
+    def _checked(self, A, values):
+        if not np.all(np.isfinite(A)):
+            self._check_finite(values)
+            raise ValueError(
+                f"The activations of {type(self).__name__} overflowed on this input "
+                "(the inputs are too large for the learned weights)."
+            )
+        return A if self._clip is None else np.clip(A, *self._clip)
+
+    @property
+    def weights(self):
+        """The weights psi(Theta) of the features seen so far, by name (by class and
+        name for ``phi="softmax"``)."""
+        rows = [dict(zip(self._features, row, strict=True))
+                for row in self._weights()[:, :-1].tolist()]
+        return self._by_class(rows)
+
+    @property
+    def intercept(self):
+        """The intercept b (by class for ``phi="softmax"``)."""
+        return self._by_class(self._intercept.tolist())
+
+    def _by_class(self, rows):
+        """The rows of Theta's outputs as the learner gives them: by class for
+        phi='softmax' (a model without classes keeps one row for the first)."""
+        if not self._multiclass:
+            return rows[0]
+        return dict(zip(self._classes, rows[:len(self._classes)], strict=True))
+
+
+class GARegressor(_Learner, base.MiniBatchRegressor):
+    """General additive on-line regressor GA(psi, phi, Theta, eta) for River.
+
+    The algorithm of :class:`sklearn_ga.GARegressor` (KW01 Figure 5) on a stream of
+    dicts: ``predict_one(x)`` is ``phi(psi(theta) . x + b)``, and ``learn_one(x, y)``
+    predicts, adds the loss of that prediction to ``cumulative_loss_``, then
+    updates, as one row of :meth:`sklearn_ga.GARegressor.partial_fit` does (the same
+    compiled loop, the same numbers).
+
+    A feature enters the model when a learned row first brings it (columns in the
+    order the features appeared), its parameter at Theta_1's value: 0, or 1 for
+    ``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
+    not hold, and a feature missing from a row is 0 in that row. For the
+    unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
+    normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
+    one that would have held the feature from the start. A normalized psi shares a
+    fixed total among the features, so a new one takes its share from the others:
+    for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
+    weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
+    ``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
+    ``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
+    (``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
+    joins the norm of theta, the weights staying on the sphere of radius ``U`` and
+    on the simplex.
+
+    Parameters
+    ----------
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+            default="identity"
+        Parameterization function, as in :class:`sklearn_ga.GARegressor`.
+    phi : {"identity", "logistic", "tanh", "arctan", "exp"}, default="identity"
+        Transfer function; the loss is its matching loss. Targets must lie in its
+        range.
+    eta : float, default=0.01
+        Learning rate, > 0. (``"theory"`` sets the rate from a first batch, which a
+        stream does not have.)
+    U : float, default=1.0
+        Scale of ``psi="eg_pm"`` (``||w||_1 <= U``) and radius of ``psi="sphere"``.
+    p : float, default=2.0
+        Exponent of ``psi="pnorm"``, >= 2.
+    update : {"explicit", "implicit", "natural"}, default="implicit"
+        Update rule, as in :class:`sklearn_ga.GARegressor`. The default, the
+        implicit rule of KW01 eq. (22), is stable at any rate: streams arrive
+        unscaled, and an explicit step of ``phi="identity"`` diverges once
+        ``eta ||x||^2 > 2``.
+    loss : {"matching", "square"}, default="matching"
+        The matching loss of phi, or the square loss (GA_L, KW01 eq. 35).
+    Y : float or None, default=None
+        Clip each prediction to ``[-Y, Y]`` (GA^Y, KW01 §4). ``None``: no clipping.
+    fit_intercept : bool, default=True
+        Whether to learn an intercept b (by gradient descent).
+
+    Attributes
+    ----------
+    weights : dict
+        The weights psi(theta) of the features held, by name.
+    intercept : float
+        The intercept b.
+    t_ : int
+        Number of trials (rows learned).
+    cumulative_loss_ : float
+        Sum of the (sample-weighted) losses of the predictions made before each
+        update: Loss_phi(GA, S) in the papers.
+
+    See Also
+    --------
+    sklearn_ga.GARegressor : The same learner as a scikit-learn estimator.
+    GAClassifier : The classifier.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> from sklearn_ga.river import GARegressor
+    >>> model = preprocessing.StandardScaler() | GARegressor(eta=0.1)
+    >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
+    MAE: 0.828776
+    """
+
+    _estimator = _SklearnRegressor
+    _multiclass = False
+    _binary_classes = ()
+
+    def __init__(self, psi="identity", phi="identity", eta=0.01, U=1.0, p=2.0,
+                 update="implicit", loss="matching", Y=None, fit_intercept=True):
+        self.psi = psi
+        self.phi = phi
+        self.eta = eta
+        self.U = U
+        self.p = p
+        self.update = update
+        self.loss = loss
+        self.Y = Y
+        self.fit_intercept = fit_intercept
+        self._start()
+        if PHI[phi].rowwise:
+            raise ValueError(
+                f"phi={phi!r} predicts a row of the simplex, not one number; use "
+                f"sklearn_ga.river.GAClassifier(phi={phi!r}) for classes, or "
+                "sklearn_ga.GARegressor for simplex targets."
+            )
+
+    def _encode(self, y, row):
+        try:
+            target = float(y)
+        except (TypeError, ValueError):
+            raise ValueError(f"y must be a number; got {y!r}.") from None
+        phi = PHI[self.phi]
+        inside = (phi.low <= target <= phi.high if phi.closed
+                  else phi.low < target < phi.high)
+        if not (inside and np.isfinite(target)):
+            raise ValueError(
+                f"phi={self.phi!r} predicts values in {phi.range_text()}, but y is "
+                f"{target!r}. Rescale y into that range or choose another phi "
+                "(phi='identity' accepts any finite target)."
+            )
+        row[0] = target
+
+    def learn_one(self, x, y, w=1.0):
+        """Learn the features ``x`` (dict) and target ``y``: one trial.
+
+        Parameters
+        ----------
+        x : dict
+            Features by name; a feature missing is 0.
+        y : float
+            Target, in the range of ``phi``.
+        w : float, default=1.0
+            Sample weight, >= 0: the trial's step is ``w * eta``.
+        """
+        self._learn_one(x, y, w)
+
+    def predict_one(self, x):
+        """``phi(psi(theta) . x + b)`` for the features ``x`` (dict).
+
+        Parameters
+        ----------
+        x : dict
+            Features by name.
+
+        Returns
+        -------
+        float
+            The prediction.
+        """
+        return float(self._outputs(self._activations_one(x)[None, :])[0, 0])
+
+    def learn_many(self, X, y, w=1.0):
+        """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One row per sample, one column per feature (no missing values).
+        y : pandas.Series
+            Targets.
+        w : float or pandas.Series, default=1.0
+            Sample weights.
+        """
+        self._learn_many(X, y, w)
+
+    def predict_many(self, X):
+        """:meth:`predict_one` of each row of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One row per sample, one column per feature.
+
+        Returns
+        -------
+        pandas.Series
+            The predictions, indexed as ``X``.
+        """
+        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
+        return pd.Series(self._outputs(A)[:, 0], index=X.index)
+
+    def _outputs(self, A):
+        with np.errstate(over="ignore"):
+            outputs = PHI[self.phi].transfer(A)
+        if not np.all(np.isfinite(outputs)):
+            raise ValueError(
+                f"The predictions of {type(self).__name__} overflowed (phi="
+                f"{self.phi!r}); the inputs are far outside the training range."
+            )
+        return outputs
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"psi": "eg_pm"}
+
+
+class GAClassifier(_Learner, base.MiniBatchClassifier):
+    """General additive on-line classifier GA(psi, phi, Theta, eta) for River.
+
+    The algorithm of :class:`sklearn_ga.GAClassifier` on a stream of dicts. With
+    ``phi`` = ``"logistic"``, ``"tanh"`` or ``"sign"`` it is binary: labels
+    ``False`` and ``True`` (or 0 and 1) are the targets 0 and 1 (-1 and 1 for
+    ``"tanh"`` and ``"sign"``), and the defaults take the steps of River's
+    ``linear_model.LogisticRegression()``. With ``phi="softmax"`` it is multi-class:
+    one row of Theta per class, a class entering when a learned row first brings it,
+    with its row at Theta_1's value and intercept 0 (until two classes are known a
+    trial changes nothing: the one class has probability 1).
+
+    A feature enters the model when a learned row first brings it (columns in the
+    order the features appeared), its parameter at Theta_1's value: 0, or 1 for
+    ``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
+    not hold, and a feature missing from a row is 0 in that row. For the
+    unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
+    normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
+    one that would have held the feature from the start. A normalized psi shares a
+    fixed total among the features, so a new one takes its share from the others:
+    for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
+    weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
+    ``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
+    ``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
+    (``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
+    joins the norm of theta, the weights staying on the sphere of radius ``U`` and
+    on the simplex.
+
+    Parameters
+    ----------
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+            default="identity"
+        Parameterization function, as in :class:`sklearn_ga.GARegressor`.
+    phi : {"logistic", "tanh", "softmax", "sign"}, default="logistic"
+        Transfer function; the loss is its matching loss. ``"sign"`` (Perceptron,
+        normalized Winnow) makes no probabilistic predictions.
+    eta : float, default=0.01
+        Learning rate, > 0. (``"theory"`` sets the rate from a first batch, which a
+        stream does not have.)
+    U : float, default=1.0
+        Scale of ``psi="eg_pm"`` (``||w||_1 <= U``) and radius of ``psi="sphere"``.
+    p : float, default=2.0
+        Exponent of ``psi="pnorm"``, >= 2.
+    update : {"explicit", "implicit", "natural"}, default="explicit"
+        Update rule, as in :class:`sklearn_ga.GAClassifier`.
+    loss : {"matching", "square"}, default="matching"
+        The matching loss of phi, or the square loss (GA_L, KW01 eq. 35).
+    Y : float or None, default=None
+        Clip each prediction to ``[-Y, Y]`` (GA^Y, KW01 §4). ``None``: no clipping.
+    fit_intercept : bool, default=True
+        Whether to learn an intercept b (by gradient descent).
+
+    Attributes
+    ----------
+    weights : dict
+        The weights psi(theta) of the features held, by name (by class, then name,
+        for ``phi="softmax"``).
+    intercept : float or dict
+        The intercept b (by class for ``phi="softmax"``).
+    t_ : int
+        Number of trials (rows learned).
+    cumulative_loss_ : float
+        Sum of the losses of the predictions made before each update.
+
+    See Also
+    --------
+    sklearn_ga.GAClassifier : The same learner as a scikit-learn estimator.
+    GARegressor : The regressor.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> from sklearn_ga.river import GAClassifier
+    >>> model = preprocessing.StandardScaler() | GAClassifier(psi="eg_pm", U=5.0)
+    >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+    Accuracy: 89.44%
+    """
+
+    _estimator = _SklearnClassifier
+    _binary_classes = (False, True)
+
+    def __init__(self, psi="identity", phi="logistic", eta=0.01, U=1.0, p=2.0,
+                 update="explicit", loss="matching", Y=None, fit_intercept=True):
+        self.psi = psi
+        self.phi = phi
+        self.eta = eta
+        self.U = U
+        self.p = p
+        self.update = update
+        self.loss = loss
+        self.Y = Y
+        self.fit_intercept = fit_intercept
+        self._start()
+
+    @property
+    def _multiclass(self):
+        return PHI[self.phi].rowwise
+
+    def _encode(self, y, row):
+        if self._multiclass:
+            row[:] = 0.0
+            if len(self._classes) > 1:
+                row[self._classes.index(y)] = 1.0
+            return
+        try:
+            code = _BINARY_CODES[y]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"{type(self).__name__}(phi={self.phi!r}) is a binary classifier of "
+                f"labels False and True (or 0 and 1); got {y!r}. Use phi='softmax' "
+                "for other labels or more classes."
+            ) from None
+        row[0] = code or PHI[self.phi].low  # (0, or -1 for tanh and sign)
+
+    def learn_one(self, x, y, w=1.0):
+        """Learn the features ``x`` (dict) and label ``y``: one trial.
+
+        Parameters
+        ----------
+        x : dict
+            Features by name; a feature missing is 0.
+        y : bool or label
+            ``False`` / ``True`` (binary), any hashable label for ``phi="softmax"``.
+        w : float, default=1.0
+            Sample weight, >= 0: the trial's step is ``w * eta``.
+        """
+        self._learn_one(x, y, w)
+
+    def predict_proba_one(self, x):
+        """Probabilities of the classes for the features ``x`` (dict).
+
+        Parameters
+        ----------
+        x : dict
+            Features by name.
+
+        Returns
+        -------
+        dict
+            Probability by label; empty before a softmax classifier has seen a
+            label.
+        """
+        self._check_probabilities()
+        if not self._classes:
+            return {}
+        P = self._probabilities(self._activations_one(x)[None, :])[0]
+        return dict(zip(self._classes, P.tolist(), strict=True))
+
+    def predict_one(self, x):
+        """The most probable label for the features ``x`` (dict), or None before a
+        softmax classifier has seen a label.
+
+        Parameters
+        ----------
+        x : dict
+            Features by name.
+
+        Returns
+        -------
+        label or None
+        """
+        if not self._classes:
+            return None
+        return self._labels(self._activations_one(x)[None, :])[0]
+
+    def learn_many(self, X, y, w=1.0):
+        """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One row per sample, one column per feature (no missing values).
+        y : pandas.Series
+            Labels.
+        w : float or pandas.Series, default=1.0
+            Sample weights.
+        """
+        self._learn_many(X, y, w)
+
+    def predict_proba_many(self, X):
+        """:meth:`predict_proba_one` of each row of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One row per sample, one column per feature.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column of probabilities per class, indexed as ``X``.
+        """
+        self._check_probabilities()
+        if not self._classes:
+            return pd.DataFrame(index=X.index)
+        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
+        return pd.DataFrame(self._probabilities(A), index=X.index,
+                            columns=self._classes)
+
+    def predict_many(self, X):
+        """:meth:`predict_one` of each row of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One row per sample, one column per feature.
+
+        Returns
+        -------
+        pandas.Series
+            The predicted labels, indexed as ``X``.
+        """
+        if not self._classes:
+            return pd.Series([None] * len(X), index=X.index, dtype=object)
+        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
+        return pd.Series(self._labels(A), index=X.index)
+
+    def _check_probabilities(self):
+        if PHI[self.phi].probability is None:
+            raise NotImplementedError(
+                "phi='sign' (Perceptron / normalized Winnow) makes no probabilistic "
+                "predictions; use predict_one, or phi='logistic'."
+            )
+
+    def _probabilities(self, A):
+        if len(self._classes) == 1:
+            return np.ones((A.shape[0], 1))
+        return class_probabilities(A, self.phi)
+
+    def _labels(self, A):
+        # (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)
+        codes = A.argmax(axis=1) if self._multiclass else A[:, 0] > 0
+        return [self._classes[code] for code in codes.tolist()]
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"psi": "eg_pm"}
+        yield {"phi": "softmax"}
+        yield {"psi": "eg_pm", "phi": "softmax"}
