@@ -10,7 +10,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_n_features,
@@ -56,6 +57,8 @@ class BaseGA(Engine, BaseEstimator):
         "update": [StrOptions({"explicit", "implicit", "natural"})],
         "loss": [StrOptions({"matching", "square"})],
         "Y": [Interval(Real, 0, None, closed="neither"), None],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     }
 
     # -- hooks of the subclasses -------------------------------------------------
@@ -66,6 +69,15 @@ class BaseGA(Engine, BaseEstimator):
     def _encode_targets(self, y, *, first_call, classes=None):
         """Return targets as a float64 (m, k) C-array for the kernel."""
         raise NotImplementedError
+
+    def _decode_targets(self, Y):
+        """The targets y (labels for a classifier) that ``_encode_targets`` encoded
+        as Y."""
+        raise NotImplementedError
+
+    def _step_weights(self, Y, sample_weight):
+        """The multiplier of each trial's step: ``sample_weight`` (None for 1)."""
+        return sample_weight
 
     # -- fitting -------------------------------------------------------------------
 
@@ -132,22 +144,103 @@ class BaseGA(Engine, BaseEstimator):
             self._validate_params()
             self._validated_params = params
 
-    def _fit(self, X, y, sample_weight, *, classes=None):
+    def _fit(self, X, y, sample_weight, *, coef_init=None, intercept_init=None):
         first_call = not (self.warm_start and hasattr(self, "theta_"))
         # On fresh parameters and a given eta, nothing reads a CSR X's structure
         # before the trial loop, which then checks each row as it reads it rather
         # than in a pass of its own over the indices.
-        check_rows = first_call and self.eta != "theory"
+        check_rows = (first_call and self.eta != "theory"
+                      and not self.early_stopping)
         X, Y, sample_weight = self._validate_training_data(
-            X, y, sample_weight, first_call=first_call, classes=classes,
+            X, y, sample_weight, first_call=first_call, classes=None,
             check_rows=check_rows,
         )
+        steps = self._step_weights(Y, sample_weight)
+        validation = None
+        if self.early_stopping:
+            X, Y, steps, validation = self._held_out(X, Y, sample_weight, steps)
+        start = self._start(coef_init, intercept_init, Y.shape[1], X.shape[1],
+                            first_call)
         try:
-            return self._run(X, Y, sample_weight, first_call=first_call, epochs=True,
-                             check_rows=check_rows)
+            self._run(X, Y, steps, first_call=first_call, epochs=True,
+                      check_rows=check_rows, start=start, validation=validation)
         except UnsortedRows:
-            return self._run(canonical_csr(X), Y, sample_weight,
-                             first_call=first_call, epochs=True)
+            self._run(canonical_csr(X), Y, steps, first_call=first_call, epochs=True,
+                      start=start)
+        self.validation_scores_ = (None if validation is None
+                                   else np.array(validation.scores))
+        return self
+
+    def _held_out(self, X, Y, sample_weight, steps):
+        """``(X, Y, steps, validation)``: the training rows, and the scorer of the
+        rows held out for early stopping (:class:`ValidationScore`).
+
+        The split is SGD's: a fraction ``validation_fraction`` of the rows,
+        stratified for a classifier, drawn with ``random_state``.
+        """
+        y = self._decode_targets(Y)
+        splitter = StratifiedShuffleSplit if is_classifier(self) else ShuffleSplit
+        train, held = next(splitter(test_size=self.validation_fraction,
+                                    random_state=self.random_state).split(
+            np.zeros((Y.shape[0], 1)), y))
+        if train.size == 0 or held.size == 0:
+            raise ValueError(
+                f"Splitting {Y.shape[0]} samples into a train set and a validation "
+                f"set with validation_fraction={self.validation_fraction!r} led to an "
+                f"empty set ({train.size} and {held.size} samples). Change "
+                "validation_fraction, pass more samples, or set early_stopping=False."
+            )
+        held_weight = None if sample_weight is None else sample_weight[held]
+        if held_weight is not None and not np.any(held_weight > 0):
+            raise ValueError(
+                "The sample weights of the validation set are all zero: nothing is "
+                "held out to score; use another random_state."
+            )
+        train.sort()  # (the rows keep their order: fit shuffles them itself)
+        return (X[train], np.ascontiguousarray(Y[train]),
+                None if steps is None else steps[train],
+                ValidationScore(self, X[held], y[held], held_weight))
+
+    def _start(self, coef_init, intercept_init, k, n, first_call):
+        """``(theta, intercept)`` for ``fit`` to start from, or None for the usual
+        start.
+
+        ``theta = psi^-1(coef_init)``; a parameter not given is the fitted one when
+        fit continues (``warm_start``), else the usual start.
+        """
+        if coef_init is None and intercept_init is None:
+            return None
+        name = type(self).__name__
+        if coef_init is None:
+            theta = (self._initial_parameters((k, n)) if first_call
+                     else np.array(self.theta_))
+        else:
+            coef = _finite_array(coef_init, "coef_init")
+            if coef.shape != (k, n) and not (k == 1 and coef.shape == (n,)):
+                raise ValueError(
+                    f"coef_init has shape {coef.shape}, but {name} learns weights of "
+                    f"shape ({k}, {n}) on these data"
+                    + (f" (or ({n},))." if k == 1 else ".")
+                )
+            try:
+                theta = PSI[self.psi].inverse(coef.reshape(k, n), float(self.U),
+                                              float(self.p))
+            except ValueError as error:
+                raise ValueError(
+                    f"coef_init are not weights of psi={self.psi!r}, which starts "
+                    f"from psi^-1(coef_init): {error}"
+                ) from None
+        if intercept_init is None:
+            intercept = np.zeros(k) if first_call else np.array(self.intercept_)
+        else:
+            intercept = _finite_array(intercept_init, "intercept_init")
+            if intercept.shape != (k,) and not (k == 1 and intercept.shape == ()):
+                raise ValueError(
+                    f"intercept_init has shape {intercept.shape}, but {name} learns "
+                    f"{k} intercept(s) on these data."
+                )
+        return (np.ascontiguousarray(theta, dtype=np.float64),
+                np.array(intercept, dtype=np.float64).reshape(k))
 
     def _partial_fit(self, X, y, sample_weight, *, classes=None):
         first_call = not hasattr(self, "theta_")
@@ -155,10 +248,19 @@ class BaseGA(Engine, BaseEstimator):
             # scikit-learn validates hyper-parameters on the first partial_fit only;
             # set_params may have changed them since.
             self._validate_changed_params()
+        elif self.early_stopping:
+            # (As SGD: a stream has no validation set; a later call ignores it.)
+            raise ValueError(
+                "early_stopping should be False with partial_fit: it holds out part "
+                "of the data given to fit. Set early_stopping=False."
+            )
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
-        return self._run(X, Y, sample_weight, first_call=first_call, epochs=False)
+        self._run(X, Y, self._step_weights(Y, sample_weight), first_call=first_call,
+                  epochs=False)
+        self.validation_scores_ = None
+        return self
 
     # -- prediction ----------------------------------------------------------------
 
@@ -220,6 +322,43 @@ class BaseGA(Engine, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class ValidationScore:
+    """``score(weights, intercept)``: the estimator's ``score`` on the held-out
+    rows of early stopping, for a model of these weights (psi(Theta)) and
+    intercepts; the scores are kept in ``scores``, epoch by epoch."""
+
+    def __init__(self, estimator, X, y, sample_weight):
+        # A copy that predicts as the model will, without its feature names (X is
+        # validated already).
+        self.judge = judge = clone(estimator)
+        for name in ("classes_", "_single_output", "n_features_in_"):
+            if hasattr(estimator, name):
+                setattr(judge, name, getattr(estimator, name))
+        judge._fitted_psi, judge._fitted_phi, judge._fitted_Y = (
+            estimator.psi, estimator.phi, estimator.Y)
+        self.X, self.y, self.sample_weight, self.scores = X, y, sample_weight, []
+
+    def __call__(self, weights, intercept):
+        judge = self.judge
+        judge.theta_ = weights  # (what check_is_fitted looks for)
+        judge.coef_, judge.intercept_ = judge._shape_coef(weights), intercept.copy()
+        score = judge.score(self.X, self.y, sample_weight=self.sample_weight)
+        self.scores.append(score)
+        return score
+
+
+def _finite_array(value, name):
+    """``value`` as a float64 array, checked to be finite."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be an array of numbers; got {value!r}.") from None
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return array
 
 
 def _compact(X):

@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import column_or_1d
@@ -45,6 +46,37 @@ def class_probabilities(A, phi):
     uniform = total[:, 0] == 0
     P[uniform] = 1.0
     return P / np.where(uniform[:, None], P.shape[1], total)
+
+
+def _class_codes(Y):
+    """The index in ``classes_`` of each row of encoded targets Y."""
+    return (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+
+
+def _class_weights(estimator, Y):
+    """The weight of each class, from ``class_weight`` and the labels of Y."""
+    class_weight, classes = estimator.class_weight, estimator.classes_
+    try:
+        weights = compute_class_weight(class_weight, classes=classes,
+                                       y=classes[_class_codes(Y)])
+    except ValueError as error:
+        how = ("weighs the classes by their frequencies in the y of each call, and "
+               "every class must be in it" if isinstance(class_weight, str) else
+               "maps class labels to weights")
+        raise ValueError(
+            f"class_weight={class_weight!r} {how}: {error} (classes "
+            f"{classes.tolist()!r})."
+        ) from None
+    if not np.all(np.isfinite(weights) & (weights >= 0)):
+        raise ValueError(
+            f"class_weight must give finite non-negative weights; got "
+            f"{dict(zip(classes.tolist(), weights.tolist(), strict=True))!r}."
+        )
+    return weights
+
+
+def _balanced(class_weight):
+    return isinstance(class_weight, str) and class_weight == "balanced"
 
 
 def _has_probabilities(estimator):
@@ -117,9 +149,33 @@ class GAClassifier(ClassifierMixin, BaseGA):
     max_iter : int, default=1000
         Maximum number of epochs in :meth:`fit`.
     tol : float or None, default=1e-3
-        Stopping criterion of :meth:`fit` (see :class:`GARegressor`).
+        Stopping criterion of :meth:`fit` (see :class:`GARegressor`; with
+        ``early_stopping``, on the validation accuracy).
     n_iter_no_change : int, default=5
         Number of epochs without improvement before :meth:`fit` stops.
+    early_stopping : bool, default=False
+        Whether :meth:`fit` holds out a fraction ``validation_fraction`` of the
+        samples, stratified, drawn with ``random_state`` as SGDClassifier draws them,
+        scores the model on them with :meth:`score` (accuracy) after each epoch, and
+        stops when that score has not improved on the best by at least ``tol`` for
+        ``n_iter_no_change`` consecutive epochs. The model returned is the last
+        one, as SGDClassifier's, not the best scored; the scores are in
+        ``validation_scores_``. :meth:`partial_fit` refuses it on a model not yet
+        fitted (a stream has no held-out set) and ignores it after :meth:`fit`, as
+        SGDClassifier does.
+    validation_fraction : float, default=0.1
+        Fraction of the samples held out for early stopping, in (0, 1).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as SGDClassifier's: a trial's step is multiplied
+        by the weight of its class (and by its sample weight), as by a sample
+        weight, in ``cumulative_loss_`` too. A dict ``{label: weight}`` (absent
+        classes weigh 1), or ``"balanced"``: ``n_samples / (n_classes *
+        np.bincount(y))`` on the y of each call. :meth:`partial_fit` refuses
+        ``"balanced"`` on its first call, as SGDClassifier does (pass the weights
+        of ``compute_class_weight("balanced", ...)`` on a sample of the stream as
+        a dict); after :meth:`fit`, each call balances its own batch. Unlike
+        SGDClassifier's one-vs-rest problems, which weigh only their positive
+        samples, every output of a trial takes the weighted step.
     shuffle : bool, default=True
         Whether :meth:`fit` shuffles the samples before each epoch.
     random_state : int, RandomState instance or None, default=None
@@ -155,6 +211,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
     cumulative_loss_ : float
         Sum of the losses (see ``loss``) of the predictions made before each
         update.
+    validation_scores_ : ndarray of shape (n_iter_,) or None
+        The validation score after each epoch of the last :meth:`fit`, with
+        ``early_stopping=True``; None otherwise, and after :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -193,6 +252,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     _parameter_constraints = {
         **BaseGA._parameter_constraints,
         "phi": [StrOptions(set(CLASSIFICATION_PHI))],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     _target_validation = {"multi_output": False}
@@ -200,6 +260,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     def __init__(self, psi="identity", phi="logistic", *, eta="theory", U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
+                 early_stopping=False, validation_fraction=0.1, class_weight=None,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
         self.phi = phi
@@ -213,6 +274,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.class_weight = class_weight
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
@@ -272,8 +336,18 @@ class GAClassifier(ClassifierMixin, BaseGA):
             self.classes_ = labels
         return Y
 
+    def _decode_targets(self, Y):
+        return self.classes_[_class_codes(Y)]
+
+    def _step_weights(self, Y, sample_weight):
+        # class_weight multiplies each trial's step, as a sample weight would.
+        if self.class_weight is None:
+            return sample_weight
+        weights = _class_weights(self, Y)[_class_codes(Y)]
+        return weights if sample_weight is None else sample_weight * weights
+
     @fit_context
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, coef_init=None, intercept_init=None):
         """Fit the model by epochs over (X, y), like ``SGDClassifier.fit``.
 
         Parameters
@@ -284,13 +358,27 @@ class GAClassifier(ClassifierMixin, BaseGA):
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights: a trial of weight s takes a step ``s * eta``.
+        coef_init : array-like of shape (k, n_features) or (n_features,), \
+                default=None
+            Weights to start from (``SGDClassifier.fit``'s, keyword-only here). The
+            parameters start at ``psi^-1(coef_init)``, so the weights must lie in
+            the range of psi: on the probability simplex, all positive, for
+            ``"softmax"``; strictly inside the l1 ball of radius ``U`` for
+            ``"eg_pm"``; positive for ``"exp"``; on the sphere of radius ``U`` for
+            ``"sphere"``; on the simplex for ``"simplex"``; anywhere for
+            ``"identity"`` and ``"pnorm"``. With ``warm_start``, they replace the
+            fitted weights.
+        intercept_init : array-like of shape (k,), default=None
+            Intercepts to start from (with ``fit_intercept=False`` they stay
+            fixed, as SGD's); with ``warm_start``, they replace the fitted ones.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, coef_init=coef_init,
+                         intercept_init=intercept_init)
 
     @fit_context
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -318,6 +406,14 @@ class GAClassifier(ClassifierMixin, BaseGA):
                 "classes must be passed on the first call to partial_fit: the "
                 "classifier has to know every label in advance, e.g. "
                 "partial_fit(X, y, classes=np.unique(y_all))."
+            )
+        if not hasattr(self, "theta_") and _balanced(self.class_weight):
+            raise ValueError(
+                "class_weight 'balanced' is not supported for partial_fit (the "
+                "frequencies of the classes are those of the whole stream). Compute "
+                "them with compute_class_weight('balanced', classes=classes, y=y) on "
+                "a large enough sample of the stream, and pass them as a dict "
+                "class_weight."
             )
         return self._partial_fit(X, y, sample_weight, classes=classes)
 

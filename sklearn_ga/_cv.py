@@ -274,7 +274,8 @@ class _GridMixin:
     def _fit(self, X, y, sample_weight, *, groups=None):
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=True, classes=None)
-        return self._search(X, Y, sample_weight, first_call=True, y=y, groups=groups)
+        return self._search(X, Y, self._step_weights(Y, sample_weight),
+                            first_call=True, y=y, groups=groups)
 
     def _progressive(self):
         """partial_fit exists only for progressive validation (k-fold needs the
@@ -287,7 +288,8 @@ class _GridMixin:
             self._validate_changed_params()
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes)
-        return self._search(X, Y, sample_weight, first_call=first_call)
+        return self._search(X, Y, self._step_weights(Y, sample_weight),
+                            first_call=first_call)
 
 
 class GARegressorCV(_GridMixin, GARegressor):
@@ -469,6 +471,11 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         on the same chunks of rows (the compiled loops run without the GIL).
         ``None`` means 1 unless in a :func:`joblib.parallel_config` context;
         ``-1`` means all processors. The results do not depend on it.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes (see :class:`GAClassifier`): a multiplier of each
+        trial's step, as a sample weight, which also weighs the losses that select
+        the configuration (progressive and held-out), so that the selection
+        follows the weighted objective.
 
     Attributes
     ----------
@@ -524,11 +531,12 @@ class GAClassifierCV(_GridMixin, GAClassifier):
     _parameter_constraints = {
         **_GridMixin._grid_constraints,
         "phi": [StrOptions(set(CLASSIFICATION_PHI))],
+        "class_weight": GAClassifier._parameter_constraints["class_weight"],
     }
 
     def __init__(self, psi="identity", phi="logistic", *, etas=9,
                  Us=(1.0, 10.0, 100.0), p=2.0, fit_intercept=True, cv=None,
-                 n_jobs=None):
+                 n_jobs=None, class_weight=None):
         self.psi = psi
         self.phi = phi
         self.etas = etas
@@ -537,6 +545,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         self.fit_intercept = fit_intercept
         self.cv = cv
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     @fit_context
     def fit(self, X, y, sample_weight=None, groups=None):

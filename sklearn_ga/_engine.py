@@ -177,16 +177,24 @@ class Engine:
         self._keep(self._trial_loop(theta, intercept, key[2], terms=terms), theta,
                    intercept, key[2])
 
-    def _run(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False):
+    def _run(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False,
+             start=None, validation=None):
         """Run the trial loop and set the fitted attributes.
 
         ``epochs=True`` runs ``fit``'s epochs (shuffling, stopping on ``tol``);
         otherwise one in-order pass, the on-line algorithm of the papers.
-        ``check_rows``: see :func:`trial_runner`.
+        ``check_rows``: see :func:`trial_runner`. ``start``: parameters
+        ``(theta, intercept)`` to start from instead of the usual ones.
+        ``validation``: ``score(weights, intercept)`` of the model after each epoch,
+        which ``tol`` then watches instead of the on-line loss (early stopping).
         """
         eta = self._learning_rate(X, first_call)
-        loop, theta, intercept, kept = self._loop_to_continue(eta, Y.shape[1],
-                                                              X.shape[1], first_call)
+        loop, theta, intercept, kept = self._loop_to_continue(
+            eta, Y.shape[1], X.shape[1], first_call, start)
+
+        def watch(loop):
+            return validation(loop.weights(), intercept)
+
         t, cumulative_loss = (0, 0.0) if first_call else (self.t_,
                                                           self.cumulative_loss_)
         if kept:
@@ -196,7 +204,8 @@ class Engine:
             n_iter, t, cumulative_loss = self._epochs(
                 loop, trial_runner(X, Y, sample_weight, type(self).__name__,
                                    check_rows, hold=epochs), eta,
-                X.shape[0], t, cumulative_loss, epochs)
+                X.shape[0], t, cumulative_loss, epochs,
+                None if validation is None else watch)
             loop.release()  # (a CSR fit's epochs may hold theta transposed)
         except BaseException:
             if kept:
@@ -219,11 +228,13 @@ class Engine:
         return (self.psi, self.phi, eta, self.U, self.p, self.fit_intercept,
                 self.update, self.loss, self.Y)
 
-    def _loop_to_continue(self, eta, k, n, first_call):
+    def _loop_to_continue(self, eta, k, n, first_call, start=None):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
         built for these settings and the model's parameters are still its own, else
-        a new one on fresh parameters (a copy of the fitted ones)."""
-        if not first_call:
+        a new one on fresh parameters (``start``, or a copy of the fitted ones)."""
+        if start is not None:
+            theta, intercept = start
+        elif not first_call:
             kept = self._continuable(eta)
             if kept is not None:
                 return kept.loop, kept.theta.base, kept.intercept.base, True
@@ -247,14 +258,19 @@ class Engine:
         self.theta_, self.intercept_ = theta, intercept = read_only(theta, intercept)
         self._kept_loop = KeptLoop(self._loop_key(eta), loop, theta, intercept)
 
-    def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs):
-        """Run the passes of one call; ``(n_iter, t, cumulative_loss)``."""
+    def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs, watch=None):
+        """Run the passes of one call; ``(n_iter, t, cumulative_loss)``.
+
+        ``tol`` watches the on-line loss of each epoch, or with ``watch`` (early
+        stopping) the score ``watch(loop)`` after it, as SGD does.
+        """
         n_epochs = self.max_iter if epochs else 1
         stop_on_tol = epochs and self.tol is not None
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state)
         best_loss, no_improvement, epoch, first_loss = np.inf, 0, 0, 0.0
+        best_score = -np.inf
         for epoch in range(1, n_epochs + 1):
             if shuffled:
                 order = None  # free the last epoch's order before drawing the next
@@ -271,12 +287,17 @@ class Engine:
                     "sample weight s: large weights can overflow it too)"))
             if epoch == 1:
                 first_loss = epoch_loss
+            if watch is None:
+                worse = stop_on_tol and epoch_loss > best_loss - self.tol * m
+                scored = ""
+            else:
+                score = watch(loop)
+                worse = stop_on_tol and score < best_score + self.tol
+                best_score, scored = max(best_score, score), f", validation {score:.6g}"
             if self.verbose:
                 print(f"-- Epoch {epoch}: loss {epoch_loss / m:.6g} per trial, "
-                      f"trials seen {t}")
-            if stop_on_tol:
-                no_improvement = (no_improvement + 1
-                                  if epoch_loss > best_loss - self.tol * m else 0)
+                      f"trials seen {t}{scored}")
+            no_improvement = no_improvement + 1 if worse else 0
             best_loss = min(best_loss, epoch_loss)
             if stop_on_tol and no_improvement >= self.n_iter_no_change:
                 break
@@ -284,7 +305,8 @@ class Engine:
             if stop_on_tol:
                 warnings.warn(
                     f"Maximum number of iterations ({n_epochs}) reached before the "
-                    "on-line loss stopped improving; consider increasing max_iter.",
+                    f"{'on-line loss' if watch is None else 'validation score'} "
+                    "stopped improving; consider increasing max_iter.",
                     ConvergenceWarning,
                     stacklevel=4,
                 )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import brentq
 from scipy.special import log_softmax, logsumexp, softmax
 
 from ._codes import PsiCode
@@ -161,6 +162,97 @@ def _divergence_pnorm(theta_tilde, theta, U, p):
         return s[..., 0] * (s[..., 0] * unit)  # (s^2 may overflow where unit is 0)
 
 
+# Inverses psi^-1(omega) of each row, for weights given as a starting point
+# (``coef_init``). Each checks that omega lies in the range of psi and raises
+# ValueError saying what that range is otherwise.
+
+# How far a row given on the sphere or the simplex may be from it (relative):
+# ``coef_`` of a fitted model is on it to rounding.
+RANGE_TOLERANCE = 1e-9
+
+
+def _inverse_identity(omega, U, p):
+    return np.array(omega, dtype=np.float64, copy=True)
+
+
+def _positive(omega, where):
+    if not np.all(omega > 0):
+        raise ValueError(
+            f"{where} are positive (every parameter gives e^theta > 0, and no finite "
+            f"parameter gives 0); got a smallest weight of {np.min(omega)!r}."
+        )
+
+
+def _on_simplex(omega):
+    totals = np.sum(omega, axis=-1)
+    if np.any(omega < 0) or np.any(np.abs(totals - 1.0) > RANGE_TOLERANCE):
+        raise ValueError(
+            "the weights must lie on the probability simplex (non-negative, each row "
+            f"summing to 1); got row sums {np.round(totals, 12).tolist()!r} and a "
+            f"smallest weight of {np.min(omega)!r}."
+        )
+
+
+def _inverse_softmax(omega, U, p):
+    # Any theta + c gives softmax(theta) = omega; ln omega is the one of
+    # logsumexp(theta) = 0.
+    _on_simplex(omega)
+    _positive(omega, "EG's weights (psi='softmax')")
+    return np.log(omega)
+
+
+def _inverse_eg_pm(omega, U, p):
+    # omega_j / U = 2 sinh(theta_j) / Z with Z = 2 sum_j cosh(theta_j) (HKW §III):
+    # theta_j = asinh(r_j c) with c = Z / 2 the root of sum_j sqrt(1 + (r_j c)^2) = c,
+    # unique for ||r||_1 < 1 (the left side minus c is convex, n at 0, and falls
+    # to -inf), and within [n, n / (1 - ||r||_1)].
+    r = np.asarray(omega, dtype=np.float64) / U
+    norms = np.sum(np.abs(r), axis=-1)
+    if not np.all(norms < 1.0):
+        raise ValueError(
+            f"EG±'s weights (psi='eg_pm') lie strictly inside the l1 ball of radius "
+            f"U={U!r} (its boundary needs infinite parameters); got l1 norms up to "
+            f"{np.max(norms) * U!r}. Scale the weights down, or raise U."
+        )
+    theta = np.empty_like(r)
+    n = r.shape[-1]
+    for row, (ratios, norm) in enumerate(zip(r.reshape(-1, n), norms.ravel(),
+                                             strict=True)):
+        c = brentq(lambda c, ratios=ratios: np.sum(np.hypot(1.0, ratios * c)) - c,
+                   n, n / (1.0 - norm), xtol=np.finfo(float).tiny,
+                   rtol=4 * np.finfo(float).eps)
+        theta.reshape(-1, n)[row] = np.arcsinh(ratios * c)
+    return theta
+
+
+def _inverse_exp(omega, U, p):
+    _positive(omega, "EGU's weights (psi='exp')")
+    return np.log(omega)
+
+
+def _inverse_pnorm(omega, U, p):
+    # The p-norm link's inverse is the q-norm link, 1/p + 1/q = 1 (Gentile).
+    return _pnorm(omega, U, p / (p - 1.0))
+
+
+def _inverse_sphere(omega, U, p):
+    # Theta is omega up to a positive factor.
+    norms = np.linalg.norm(omega, axis=-1)
+    if np.any(np.abs(norms - U) > RANGE_TOLERANCE * U):
+        raise ValueError(
+            f"the weights of psi='sphere' lie on the sphere of radius U={U!r}; got "
+            f"rows of l2 norm {np.round(norms, 12).tolist()!r}. Divide each row by "
+            "its norm and multiply by U."
+        )
+    return np.array(omega, dtype=np.float64, copy=True)
+
+
+def _inverse_simplex(omega, U, p):
+    # theta = sqrt(omega) up to a factor (KMWW Example 3).
+    _on_simplex(omega)
+    return np.sqrt(omega)
+
+
 def _row_norms(X, order):
     """max over rows of ||x||_order (dense or CSR)."""
     if sp.issparse(X):
@@ -241,6 +333,11 @@ class Parameterization:
         ``input_bound`` is given.
     description : str
         One line for docs and error messages.
+    inverse : callable
+        ``inverse(omega, U, p)``: parameters theta with psi(theta) = omega for each
+        row of ``omega`` (finite), e.g. for weights given as a starting point;
+        raises ValueError saying what the range of psi is when ``omega`` lies
+        outside it.
     geodesic : bool
         Whether the update moves the weights along geodesics of a manifold (KMWW
         eq. 10) rather than by the additive step of KW01 eq. (23).
@@ -266,6 +363,7 @@ class Parameterization:
     input_bound: Callable | None = None
     no_input_bound: str | None = None
     description: str
+    inverse: Callable
     geodesic: bool = False
     start: float = 0.0
     same_as: Callable | None = None
@@ -289,41 +387,48 @@ PSI = {
             name="identity", code=PsiCode.PSI_IDENTITY, weights=_identity,
             potential=_potential_identity, divergence=_divergence_identity,
             constrained=False, input_bound=_b_identity,
-            description="gradient descent (Widrow-Hoff)"),
+            description="gradient descent (Widrow-Hoff)",
+            inverse=_inverse_identity),
         Parameterization(
             name="softmax", code=PsiCode.PSI_SOFTMAX, weights=_softmax,
             potential=_potential_softmax, divergence=_divergence_softmax,
             constrained=True, input_bound=_b_softmax,
-            description="EG: weights on the probability simplex"),
+            description="EG: weights on the probability simplex",
+            inverse=_inverse_softmax),
         Parameterization(
             name="eg_pm", code=PsiCode.PSI_EG_PM, weights=_eg_pm,
             potential=_potential_eg_pm, divergence=_divergence_eg_pm,
             hyperparameters=("U",), constrained=True, input_bound=_b_eg_pm,
-            description="EG±: signed weights with l1 norm below U", grid_U=True),
+            description="EG±: signed weights with l1 norm below U", grid_U=True,
+            inverse=_inverse_eg_pm),
         Parameterization(
             name="exp", code=PsiCode.PSI_EXP, weights=_exp, potential=_potential_exp,
             divergence=_divergence_exp, constrained=True,
             # The Hessian of the EGU potential grows with the weights.
             no_input_bound=("x^T Dpsi(theta) x = sum_j exp(theta_j) x_j^2 grows "
                             "without bound with the weights"),
-            description="EGU: unnormalized positive weights"),
+            description="EGU: unnormalized positive weights",
+            inverse=_inverse_exp),
         Parameterization(
             name="pnorm", code=PsiCode.PSI_PNORM, weights=_pnorm,
             potential=_potential_pnorm, divergence=_divergence_pnorm,
             hyperparameters=("p",), constrained=False, input_bound=_b_pnorm,
             description="p-norm algorithm (p >= 2)", same_as=_pnorm_same_as,
             no_natural=("psi='pnorm' lacks at theta = 0, where it starts, for p > 2. "
-                        "Use p=2 (gradient descent) or update='explicit'.")),
+                        "Use p=2 (gradient descent) or update='explicit'."),
+            inverse=_inverse_pnorm),
         Parameterization(
             name="sphere", code=PsiCode.PSI_SPHERE, weights=_sphere,
             hyperparameters=("U",), constrained=True,
             no_input_bound=_GEODESIC_NO_BOUND,
             description="weights on the sphere of radius U, geodesic steps (KMWW "
-                        "Example 2)", geodesic=True, start=1.0),
+                        "Example 2)", geodesic=True, start=1.0,
+            inverse=_inverse_sphere),
         Parameterization(
             name="simplex", code=PsiCode.PSI_SIMPLEX, weights=_simplex,
             constrained=True, no_input_bound=_GEODESIC_NO_BOUND,
             description="weights on the probability simplex, geodesic steps of the "
-                        "Fisher metric (KMWW Example 3)", geodesic=True, start=1.0),
+                        "Fisher metric (KMWW Example 3)", geodesic=True, start=1.0,
+            inverse=_inverse_simplex),
     ]
 }

@@ -89,10 +89,23 @@ class GARegressor(RegressorMixin, BaseGA):
         Maximum number of passes (epochs) over the data in :meth:`fit`.
     tol : float or None, default=1e-3
         :meth:`fit` stops when an epoch's on-line loss does not improve on the best
-        by at least ``tol * n_samples`` for ``n_iter_no_change`` consecutive epochs.
-        ``None`` runs all ``max_iter`` epochs.
+        by at least ``tol * n_samples`` for ``n_iter_no_change`` consecutive epochs
+        (with ``early_stopping``, when the validation score does not improve on
+        the best by at least ``tol``). ``None`` runs all ``max_iter`` epochs.
     n_iter_no_change : int, default=5
         Number of epochs without improvement before :meth:`fit` stops.
+    early_stopping : bool, default=False
+        Whether :meth:`fit` holds out a fraction ``validation_fraction`` of the
+        samples drawn with ``random_state`` as SGDRegressor draws them,
+        scores the model on them with :meth:`score` (R^2) after each epoch, and
+        stops when that score has not improved on the best by at least ``tol`` for
+        ``n_iter_no_change`` consecutive epochs. The model returned is the last
+        one, as SGDRegressor's, not the best scored; the scores are in
+        ``validation_scores_``. :meth:`partial_fit` refuses it on a model not yet
+        fitted (a stream has no held-out set) and ignores it after :meth:`fit`, as
+        SGDRegressor does.
+    validation_fraction : float, default=0.1
+        Fraction of the samples held out for early stopping, in (0, 1).
     shuffle : bool, default=True
         Whether :meth:`fit` shuffles the samples before each epoch.
         :meth:`partial_fit` never shuffles.
@@ -126,6 +139,9 @@ class GARegressor(RegressorMixin, BaseGA):
     cumulative_loss_ : float
         Sum over all trials seen of the (sample-weighted) loss (see ``loss``) of the
         prediction made before each update: Loss_phi(GA, S) in the papers.
+    validation_scores_ : ndarray of shape (n_iter_,) or None
+        The validation score after each epoch of the last :meth:`fit`, with
+        ``early_stopping=True``; None otherwise, and after :meth:`partial_fit`.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -180,6 +196,7 @@ class GARegressor(RegressorMixin, BaseGA):
     def __init__(self, psi="identity", phi="identity", *, eta="theory", U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
+                 early_stopping=False, validation_fraction=0.1,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
         self.phi = phi
@@ -193,6 +210,8 @@ class GARegressor(RegressorMixin, BaseGA):
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
@@ -214,11 +233,14 @@ class GARegressor(RegressorMixin, BaseGA):
             self._single_output = y.ndim == 1
         return Y
 
+    def _decode_targets(self, Y):
+        return Y[:, 0] if self._single_output else Y
+
     def _shape_coef(self, weights):
         return weights[0] if self._single_output else weights
 
     @fit_context
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, coef_init=None, intercept_init=None):
         """Fit the model by epochs over (X, y), like ``SGDRegressor.fit``.
 
         Parameters
@@ -229,13 +251,27 @@ class GARegressor(RegressorMixin, BaseGA):
             Targets in the range of ``phi``.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights: a trial of weight s takes a step ``s * eta``.
+        coef_init : array-like of shape (n_features,) or (n_outputs, n_features), \
+                default=None
+            Weights to start from (``SGDRegressor.fit``'s, keyword-only here). The
+            parameters start at ``psi^-1(coef_init)``, so the weights must lie in
+            the range of psi: on the probability simplex, all positive, for
+            ``"softmax"``; strictly inside the l1 ball of radius ``U`` for
+            ``"eg_pm"``; positive for ``"exp"``; on the sphere of radius ``U`` for
+            ``"sphere"``; on the simplex for ``"simplex"``; anywhere for
+            ``"identity"`` and ``"pnorm"``. With ``warm_start``, they replace the
+            fitted weights.
+        intercept_init : array-like of shape (n_outputs,), default=None
+            Intercepts to start from (with ``fit_intercept=False`` they stay
+            fixed, as SGD's); with ``warm_start``, they replace the fitted ones.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, coef_init=coef_init,
+                         intercept_init=intercept_init)
 
     @fit_context
     def partial_fit(self, X, y, sample_weight=None):

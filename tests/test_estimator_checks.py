@@ -10,6 +10,7 @@ check feeds data outside their domain; each such failure is listed with its reas
 import re
 
 import pytest
+from sklearn.base import is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ga import (
@@ -29,6 +30,37 @@ ONLINE = {
         "on-line: a weight-2 trial is one double step, not two steps"
     ),
 }
+
+# partial_fit refuses early_stopping, and class_weight="balanced", on a model not yet
+# fitted, as scikit-learn's SGD does: a stream has no held-out set, nor its classes'
+# frequencies in advance.
+PARTIAL_FIT_REFUSED = {
+    "check_n_features_in_after_fitting": "partial_fit refuses it first, as SGD's",
+    "check_estimators_partial_fit_n_features": "partial_fit refuses it first, as SGD's",
+}
+# check_class_weight_classifiers weighs class 0 by 1000 and asks for 87% of class 0
+# predictions: a class weight multiplies the step, so a class-0 trial steps 1000 eta,
+# far past the stable step of the explicit rule at eta="theory" (KW01 Theorem 3 is
+# for steps of eta). Logistic and sign learners still end on class 0; these do not
+# (74-86%): softmax and clipped (GA^Y) learners, the CV grid's one pass over 50
+# samples, and early stopping, which scores the unweighted accuracy. Learners of
+# constrained weights are poor_score, which the check does not assert on.
+HEAVY_CLASS = {
+    "check_class_weight_classifiers": "class weight 1000 multiplies the step 1000-fold",
+}
+
+
+def expected_failures(estimator):
+    failures = dict(ONLINE)
+    if (getattr(estimator, "early_stopping", False)
+            or getattr(estimator, "class_weight", None) == "balanced"):
+        failures.update(PARTIAL_FIT_REFUSED)
+    if (is_classifier(estimator) and not PSI[estimator.psi].constrained
+            and (isinstance(estimator, GAClassifierCV) or estimator.early_stopping
+                 or estimator.phi == "softmax" or estimator.Y is not None)):
+        failures.update(HEAVY_CLASS)
+    return failures
+
 
 # Checks that feed targets from make_regression / standard normals, which lie outside
 # the range of a bounded phi, or feed 1-D targets to phi="softmax".
@@ -97,6 +129,11 @@ CONFIGURATIONS = [
     _configuration(GAClassifier, "eg_pm", "softmax", update="natural"),
     _configuration(GAClassifier, "identity", "softmax", loss="square"),
     _configuration(GAClassifier, "identity", "tanh", Y=0.9),
+    # The controls shared with SGD.
+    GAClassifier(class_weight="balanced"), GAClassifierCV(class_weight="balanced"),
+    GARegressor(early_stopping=True),
+    # (Stratified, 10% of the checks' 20 samples would miss some of 3 classes.)
+    GAClassifier(early_stopping=True, validation_fraction=0.3),
 ]
 
 
@@ -110,7 +147,7 @@ def out_of_domain_checks(estimator):
     return set(SIMPLEX_CHECKS if estimator.phi == "softmax" else TARGET_RANGE_CHECKS)
 
 
-@parametrize_with_checks(CONFIGURATIONS, expected_failed_checks=lambda est: ONLINE)
+@parametrize_with_checks(CONFIGURATIONS, expected_failed_checks=expected_failures)
 def test_sklearn_compatible(estimator, check):
     name = check.func.__name__
     if name not in out_of_domain_checks(estimator):

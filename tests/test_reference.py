@@ -10,6 +10,7 @@ input (Ux, -Ux) with 2N multiplicative weights, not through our parameterization
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.optimize import brentq
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
 
@@ -68,19 +69,47 @@ def oracle_transfer_and_loss(phi, a, y):
     raise AssertionError(phi)
 
 
+def oracle_start(psi, omega, scale=U, p=P):
+    """Figure 5's state for the weights ``omega`` (one row): theta, or EG±'s doubled
+    weights (w+, w-)."""
+    if psi == "identity":
+        return omega.copy()
+    if psi in ("softmax", "exp"):
+        return np.log(omega)
+    if psi == "pnorm":  # the q-norm link inverts the p-norm link, 1/p + 1/q = 1
+        return oracle_weights("pnorm", omega, p / (p - 1))
+    if psi == "eg_pm":
+        # w+ - w- = omega / U, and w+ w- = 1 / Z^2 is the same for every j; the
+        # 2n weights sum to 1: sum_j sqrt((w+ - w-)^2 + 4 w+ w-) = 1 fixes w+ w-.
+        r = omega / scale
+        product = brentq(lambda c: np.sum(np.sqrt(r**2 + 4 * c)) - 1, 0.0, 1.0,
+                         xtol=1e-300, rtol=8.9e-16)
+        total = np.sqrt(r**2 + 4 * product)
+        return (total + r) / 2, (total - r) / 2
+    raise AssertionError(psi)
+
+
 def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True,
-            steps=None, p=P):
+            steps=None, p=P, start=None):
     """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
 
-    Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp). A trial of
-    sample weight s uses the learning rate s * eta. ``steps`` (a list) collects each
-    trial's largest parameter step max_ji |Theta_ji change|.
+    Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp), or the
+    parameters of the weights and intercepts ``start``. A trial of sample weight s
+    uses the learning rate s * eta. ``steps`` (a list) collects each trial's largest
+    parameter step max_ji |Theta_ji change|.
     """
     m, n = X.shape
     k = Y.shape[1]
     theta = np.zeros((k, n))
     plus, minus = np.full((k, n), 1 / (2 * n)), np.full((k, n), 1 / (2 * n))
     b = np.zeros(k)
+    if start is not None:
+        b = np.array(start[1], dtype=float).reshape(k)
+        rows = [oracle_start(psi, row, scale, p) for row in start[0].reshape(k, n)]
+        if psi == "eg_pm":
+            plus, minus = (np.array(half) for half in zip(*rows, strict=True))
+        else:
+            theta = np.array(rows)
     total = 0.0
     for t in range(m):
         x, y = X[t], Y[t]

@@ -137,10 +137,11 @@ def simplex_step(p, grad, eta):
 
 
 def oracle(psi, phi, X, Y, *, update="explicit", loss="matching", clip=None,
-           eta=ETA, radius=U, intercept=True, sample_weight=None):
+           eta=ETA, radius=U, intercept=True, sample_weight=None, start=None):
     """On-line run of GA with the options; returns (weights, intercepts, loss, rs).
 
-    ``rs`` are the residuals (the scalar s of each step) of every trial.
+    ``rs`` are the residuals (the scalar s of each step) of every trial. ``start``:
+    weights and intercepts to start from (the geodesic psi only).
     """
     m, n = X.shape
     k = Y.shape[1]
@@ -150,6 +151,9 @@ def oracle(psi, phi, X, Y, *, update="explicit", loss="matching", clip=None,
     elif psi == "simplex":
         omega = np.full((k, n), 1 / n)
     b, total, rs = np.zeros(k), 0.0, []
+    if start is not None:
+        assert PSI[psi].geodesic
+        omega, b = start[0].reshape(k, n).copy(), np.array(start[1], float).reshape(k)
     for t in range(m):
         x, y = X[t], Y[t]
         s = 1.0 if sample_weight is None else sample_weight[t]
