@@ -211,7 +211,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     cumulative_loss_ : float
         Sum of the losses (see ``loss``) of the predictions made before each
         update.
-    validation_scores_ : ndarray of shape (n_iter_,) or None
+    validation_scores_ : ndarray of shape (`n_iter_`,) or None
         The validation score after each epoch of the last :meth:`fit`, with
         ``early_stopping=True``; None otherwise, and after :meth:`partial_fit`.
     n_features_in_ : int

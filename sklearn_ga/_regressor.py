@@ -139,7 +139,7 @@ class GARegressor(RegressorMixin, BaseGA):
     cumulative_loss_ : float
         Sum over all trials seen of the (sample-weighted) loss (see ``loss``) of the
         prediction made before each update: Loss_phi(GA, S) in the papers.
-    validation_scores_ : ndarray of shape (n_iter_,) or None
+    validation_scores_ : ndarray of shape (`n_iter_`,) or None
         The validation score after each epoch of the last :meth:`fit`, with
         ``early_stopping=True``; None otherwise, and after :meth:`partial_fit`.
     n_features_in_ : int
