@@ -1,0 +1,60 @@
+# Dense row updates: theta_j <- theta_j - step x with the weights kept in sync,
+# by multiplying the exponential terms for small steps (ga_scale_terms, and the one
+# pass of EG+-, which also sums the next trial's dot product) or by a recompute of
+# the row from theta (large steps, every RENEW_DENSE small ones, pnorm always).
+
+cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x,
+                            double x_top) noexcept nogil:
+    """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
+    cdef Py_ssize_t base = j * s.n
+    cdef double total
+    if _two_terms(s.psi):
+        _update_pm_row(s, j, step, x, NULL, x_top)
+        return
+    if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
+            or s.age[j] >= RENEW_DENSE):
+        ga_axpy(s.theta + base, step, x, s.n)
+        _recompute_row(s, j)
+        return
+    total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n,
+                           fabs(step) * x_top)
+    s.age[j] += 1.0
+    if not _normalized(s.psi):
+        return
+    s.norm[j] = total
+    # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
+    if not TERM_LOW < total < TERM_HIGH:
+        _recompute_row(s, j)
+    else:
+        _set_scale(s, j)
+
+
+cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,
+                           const double* x_next, double x_top) noexcept nogil:
+    """Dense EG+- update of row j (max |x| = x_top) in one pass over the row.
+
+    Returns the next trial's sum (num - den) x_next (x_next may be NULL: 0) and
+    stores max |x_next| in s.x_top, both summed in the same pass when the step
+    is small; otherwise the row is recomputed and they are summed afterwards.
+    """
+    cdef Py_ssize_t base = j * s.n
+    cdef double sums[2]
+    cdef double dot
+    # Each term is scaled with one rounding (t + t (e^{-+d} - 1)), half the error of
+    # a product by a rounded factor: twice RENEW_DENSE updates drift no further.
+    if fabs(step) * x_top <= GA_STEP_MAX and s.age[j] < 2.0 * RENEW_DENSE:
+        sums[1] = x_top
+        dot = ga_scale_pm_dot(s.theta + base, s.num + base, s.den + base, step, x,
+                              x_next, s.n, sums)
+        if x_next != NULL:
+            s.x_top, s.x_top_ready = sums[1], True
+        s.age[j] += 1.0
+        s.norm[j] = sums[0]
+        # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
+        if TERM_LOW < sums[0] < TERM_HIGH:
+            _set_scale(s, j)
+            return dot
+    else:
+        ga_axpy(s.theta + base, step, x, s.n)
+    _recompute_row(s, j)
+    return ga_dot_diff(s.num + base, s.den + base, x_next, s.n) if x_next != NULL else 0.0

@@ -1,0 +1,48 @@
+/* Compiler settings shared by the headers of the compiled core (doc/developers/
+   compiled_core.rst). Included into the one C file of sklearn_ga._kernel. */
+#ifndef SKLEARN_GA_GA_CONFIG_H
+#define SKLEARN_GA_GA_CONFIG_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Row primitives of the trial loop, written so the compiler vectorizes them. With
+   GCC on x86-64 Linux each one is also compiled for AVX2 + FMA and the fastest
+   version the CPU supports is picked when the module loads, so one build runs on
+   any x86-64 and uses the wide registers where they exist. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+    && defined(__linux__) && __GNUC__ >= 12
+#define GA_SIMD __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define GA_SIMD
+#endif
+
+/* Gradient descent's primitives round each product and each sum, as the CSR
+   loops and scikit-learn's SGD do: a fused multiply-add (the AVX2 + FMA clone)
+   rounds once, and a Perceptron then steps off the exact ties (a = 0) they meet.
+   The other primitives keep their FMAs (-ffp-contract=off for the whole module
+   would slow the EG+- and pnorm passes). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GA_UNFUSED __attribute__((optimize("fp-contract=off")))
+#else
+#define GA_UNFUSED
+#endif
+
+/* Always inlined, so that arguments constant at the call site (the degree of a
+   series) are constants in the loops. */
+#if defined(__GNUC__)
+#define GA_INLINE static inline __attribute__((always_inline))
+#else
+#define GA_INLINE static inline
+#endif
+
+/* Finite math for a loop that vectorizes only under it (a max: see ga_max). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GA_FINITE __attribute__((optimize("finite-math-only", "no-signed-zeros")))
+#else
+#define GA_FINITE
+#endif
+
+#endif  /* SKLEARN_GA_GA_CONFIG_H */

@@ -1,0 +1,187 @@
+/* Row primitives: dot products, axpy, sums, max, fill and the CSR index scan, written
+   so that the compiler vectorizes them. */
+#ifndef SKLEARN_GA_GA_ROWS_H
+#define SKLEARN_GA_GA_ROWS_H
+
+#include "ga_config.h"
+
+/* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
+GA_SIMD GA_UNFUSED static double ga_dot(const double* w, const double* x,
+                                        Py_ssize_t n) {
+    double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Py_ssize_t q = 0;
+    int l;
+    for (; q + 8 <= n; q += 8)
+        for (l = 0; l < 8; l++)
+            s[l] += w[q + l] * x[q + l];
+    for (; q < n; q++)
+        s[0] += w[q] * x[q];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* theta -= step * x */
+GA_SIMD GA_UNFUSED static void ga_axpy(double* theta, double step,
+                                       const double* x, Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++)
+        theta[q] -= step * x[q];
+}
+
+/* theta -= step * x, returning the new theta . x_next: the next trial's dot
+   product is summed while the update streams through theta (one pass). */
+GA_SIMD GA_UNFUSED static double ga_axpy_dot(double* restrict theta,
+                                             double step, const double* x,
+                                             const double* x_next, Py_ssize_t n) {
+    double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Py_ssize_t q = 0;
+    int l;
+    for (; q + 8 <= n; q += 8)
+        for (l = 0; l < 8; l++) {
+            theta[q + l] -= step * x[q + l];
+            s[l] += theta[q + l] * x_next[q + l];
+        }
+    for (; q < n; q++) {
+        theta[q] -= step * x[q];
+        s[0] += theta[q] * x_next[q];
+    }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* sum_i c v_i. With c = 0 the sum is 0 if every v_i is finite and NaN otherwise
+   (v * 0 is NaN for NaN and +-inf): a vectorized finiteness test, no branch per
+   element. */
+GA_SIMD static double ga_sum(const double* v, double c, Py_ssize_t n) {
+    double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Py_ssize_t q = 0;
+    int l;
+    for (; q + 8 <= n; q += 8)
+        for (l = 0; l < 8; l++)
+            s[l] += c * v[q + l];
+    for (; q < n; q++)
+        s[0] += c * v[q];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* Whether v_1 = ... = v_n (n >= 1; not with a NaN), without a branch per element. */
+GA_SIMD static int ga_uniform(const double* v, Py_ssize_t n) {
+    int differ = 0;
+    Py_ssize_t q;
+    for (q = 1; q < n; q++)
+        differ |= v[q] != v[0];
+    return !differ;
+}
+
+/* v_i = value for all i. */
+GA_SIMD static void ga_fill(double* v, double value, Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++)
+        v[q] = value;
+}
+
+/* A max is not associative where NaN is involved, so GCC vectorizes it only under
+   finite math; the callers never need a NaN here (a NaN input has made the
+   activation non-finite and a NaN theta fails the state check). */
+GA_SIMD GA_FINITE static double ga_max(const double* v, Py_ssize_t n,
+                                       int absolute) {
+    double m = absolute ? fabs(v[0]) : v[0], t;
+    Py_ssize_t q;
+    if (absolute)
+        for (q = 1; q < n; q++) {
+            t = fabs(v[q]);
+            m = t > m ? t : m;
+        }
+    else
+        for (q = 1; q < n; q++) {
+            t = v[q];
+            m = t > m ? t : m;
+        }
+    return m;
+}
+
+/* min and max of two doubles (not NaN) as one instruction; Cython's conditional
+   expressions compile to branches, libm's fmin and fmax to calls. */
+static inline double ga_lesser(double a, double b) { return a < b ? a : b; }
+static inline double ga_greater(double a, double b) { return a > b ? a : b; }
+/* The same of a group of four (the grouped CSR loops). */
+static inline double ga_least4(double a, double b, double c, double d) {
+    return ga_lesser(ga_lesser(a, b), ga_lesser(c, d));
+}
+static inline double ga_greatest4(double a, double b, double c, double d) {
+    return ga_greater(ga_greater(a, b), ga_greater(c, d));
+}
+
+/* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
+GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double* x,
+                                  Py_ssize_t n) {
+    double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Py_ssize_t q = 0;
+    int l;
+    for (; q + 8 <= n; q += 8)
+        for (l = 0; l < 8; l++)
+            s[l] += (a[q + l] - b[q + l]) * x[q + l];
+    for (; q < n; q++)
+        s[0] += (a[q] - b[q]) * x[q];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* sum_q (a_q - d_q) x_q with d_q = product / a_q, for the gathered a_q in held,
+   which it replaces by d_q. */
+GA_SIMD static double ga_held_dot(double product, double* held, const double* x,
+                                  Py_ssize_t n) {
+    double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double a, d;
+    Py_ssize_t q = 0;
+    int l;
+    for (; q + 8 <= n; q += 8)
+        for (l = 0; l < 8; l++) {
+            a = held[q + l];
+            d = product / a;
+            held[q + l] = d;
+            s[l] += (a - d) * x[q + l];
+        }
+    for (; q < n; q++) {
+        a = held[q];
+        d = product / a;
+        held[q] = d;
+        s[0] += (a - d) * x[q];
+    }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* out = c / v: EG+-'s den = e^{-2 shift} / num after a lazy CSR run. */
+GA_SIMD static void ga_quotients(double* out, double c, const double* v,
+                                 Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++)
+        out[q] = c / v[q];
+}
+
+/* The smallest and largest of n >= 1 CSR indices and the number of q with
+   indices[q] <= indices[q - 1], in one vectorized pass (csr_structure); the
+   count is kept in the indices' own width (so the compare vectorizes without
+   widening), block by block so that it cannot overflow. */
+#define GA_INDEX_SCAN(NAME, T)                                                  \
+    GA_SIMD static int64_t NAME(const T* indices, Py_ssize_t n, T* low,     \
+                                T* high) {                                  \
+        T least = indices[0], most = indices[0], value, count;              \
+        int64_t decreases = 0;                                              \
+        Py_ssize_t q = 1, end;                                              \
+        while (q < n) {                                                     \
+            end = n - q > (1 << 30) ? q + (1 << 30) : n;                    \
+            count = 0;                                                      \
+            for (; q < end; q++) {                                          \
+                value = indices[q];                                         \
+                count += value <= indices[q - 1];                           \
+                least = value < least ? value : least;                      \
+                most = value > most ? value : most;                         \
+            }                                                               \
+            decreases += count;                                             \
+        }                                                                   \
+        *low = least;                                                       \
+        *high = most;                                                       \
+        return decreases;                                                   \
+    }
+GA_INDEX_SCAN(ga_index_scan32, int32_t)
+GA_INDEX_SCAN(ga_index_scan64, int64_t)
+
+#endif  /* SKLEARN_GA_GA_ROWS_H */

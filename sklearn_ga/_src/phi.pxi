@@ -1,0 +1,127 @@
+# phi: each transfer function's prediction y_hat = phi(a) and its matching loss
+# L_phi(y, y_hat) (KW01 eq. 2), computed from the activation so that it stays exact
+# where y_hat saturates; the slope of phi for the square loss (GA_L, KW01 eq. 35).
+#
+# Every branch on a phi code lives in this file, and each loss is the formula of
+# the registry (sklearn_ga/_phi.py) in the same operations, so that the loop's
+# cumulative loss and sklearn_ga.losses.matching_loss agree to rounding
+# (tests/test_kernel_registry.py). TrialLoop admits only the codes of _phi_known.
+
+
+cdef bint _phi_known(int phi) noexcept nogil:
+    """Whether phi is one of the codes this loop implements (PhiCode)."""
+    return phi in (PHI_IDENTITY, PHI_LOGISTIC, PHI_TANH, PHI_ARCTAN, PHI_EXP,
+                   PHI_SOFTMAX, PHI_SIGN)
+
+
+# Whether phi couples the k outputs (softmax); the others act on each one. A C
+# macro, compiled as the comparison it is (as psi.pxi's traits).
+cdef extern from *:
+    """
+    #define ga_phi_coupled(phi) ((phi) == GA_PHI_SOFTMAX)
+    """
+    bint _coupled "ga_phi_coupled"(int phi) noexcept nogil
+
+cdef inline double _xlogx(double x) noexcept nogil:
+    # 0 ln 0 = 1 ln 1 = 0 without a log call (class targets are 0 or 1).
+    return 0.0 if x <= 0.0 or x == 1.0 else x * log(x)
+
+
+cdef inline double _bernoulli_loss(double z, double a, double tail) noexcept nogil:
+    """Matching loss of the logistic function from the activation a (z in [0, 1]).
+
+    softplus(+-a) = max(+-a, 0) + tail with tail = ln(1 + e^{-|a|}): both from one
+    exponential, exact when the prediction saturates.
+    """
+    return (z * ((-a if a < 0.0 else 0.0) + tail) + (1.0 - z) * ((a if a > 0.0 else 0.0)
+            + tail) + _xlogx(z) + _xlogx(1.0 - z))
+
+
+cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
+    """Set y_hat = phi(a) and return the matching loss L_phi(y, y_hat) (KW01 eq. 2).
+
+    Losses are computed from the activation so they stay exact when y_hat saturates.
+    """
+    cdef Py_ssize_t j, k = s.k
+    cdef double a, loss = 0.0, amax, lse, z
+    if s.phi == PHI_SOFTMAX:
+        amax = s.a[0]
+        for j in range(1, k):
+            if s.a[j] > amax:
+                amax = s.a[j]
+        lse = 0.0
+        for j in range(k):
+            lse += exp(s.a[j] - amax)
+        lse = amax + log(lse)
+        for j in range(k):
+            s.y_hat[j] = exp(s.a[j] - lse)
+            loss += _xlogx(y[j]) - y[j] * (s.a[j] - lse)
+        return loss
+    for j in range(k):
+        a = s.a[j]
+        if s.phi == PHI_IDENTITY:
+            s.y_hat[j] = a
+            loss += 0.5 * (y[j] - a) * (y[j] - a)
+        elif s.phi == PHI_LOGISTIC:
+            z = exp(-fabs(a))
+            s.y_hat[j] = 1.0 / (1.0 + z) if a >= 0.0 else z / (1.0 + z)
+            loss += _bernoulli_loss(y[j], a, log1p(z))
+        elif s.phi == PHI_TANH:
+            s.y_hat[j] = tanh(a)
+            # L_tanh(y, a) = L_logistic((1 + y) / 2, 2a).
+            loss += _bernoulli_loss(0.5 * (1.0 + y[j]), 2.0 * a,
+                                    log1p(exp(-2.0 * fabs(a))))
+        elif s.phi == PHI_ARCTAN:
+            s.y_hat[j] = atan(a)
+            z = log(fabs(a)) + 0.5 * log1p(1.0 / (a * a)) if fabs(a) > 1.0 \
+                else 0.5 * log1p(a * a)
+            loss += a * (s.y_hat[j] - y[j]) - z - log(cos(y[j]))
+        elif s.phi == PHI_EXP:
+            s.y_hat[j] = exp(a)
+            loss += _xlogx(y[j]) - y[j] * a - y[j] + s.y_hat[j]
+        elif s.phi == PHI_SIGN:
+            # An undecided prediction (a = 0) counts as a mistake, as in the Perceptron.
+            s.y_hat[j] = y[j] if y[j] * a > 0.0 else -y[j]
+            loss += -y[j] * a if y[j] * a < 0.0 else 0.0
+    return loss
+
+
+cdef inline double _phi_value(int phi, double a) noexcept nogil:
+    """phi(a) of a coordinate-wise transfer function."""
+    if phi == PHI_LOGISTIC:
+        return 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+    if phi == PHI_TANH:
+        return tanh(a)
+    if phi == PHI_ARCTAN:
+        return atan(a)
+    if phi == PHI_EXP:
+        return exp(a)
+    return a  # PHI_IDENTITY (the estimators solve no implicit step for sign)
+
+
+cdef double _square_loss(State* s, const double* y) noexcept nogil:
+    """1/2 ||y_hat - y||^2 and its gradient in a, residual = dL/da (GA_L, KW01 eq. 35)."""
+    cdef Py_ssize_t j
+    cdef double d, slope, loss = 0.0, inner = 0.0
+    for j in range(s.k):
+        d = s.y_hat[j] - y[j]
+        loss += 0.5 * d * d
+        inner += s.y_hat[j] * d
+    for j in range(s.k):
+        d = s.y_hat[j] - y[j]
+        if s.phi == PHI_SOFTMAX:
+            # The softmax Jacobian diag(y_hat) - y_hat y_hat^T applied to d.
+            s.residual[j] = s.y_hat[j] * (d - inner)
+            continue
+        if s.phi == PHI_LOGISTIC:
+            slope = s.y_hat[j] * (1.0 - s.y_hat[j])
+        elif s.phi == PHI_TANH:
+            slope = 1.0 - s.y_hat[j] * s.y_hat[j]
+        elif s.phi == PHI_ARCTAN:
+            slope = 1.0 / (1.0 + s.a[j] * s.a[j])
+        elif s.phi == PHI_EXP:
+            slope = s.y_hat[j]
+        else:  # PHI_IDENTITY (the estimators pair no square loss with sign)
+            slope = 1.0
+        s.residual[j] = d * slope
+    return loss

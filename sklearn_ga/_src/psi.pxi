@@ -1,0 +1,407 @@
+# psi: each parameterization function's weights in factored storage,
+# omega_ji = scale_j * num_ji (doc/developers/compiled_core.rst, "Factored weights").
+#
+# Every branch on a psi code lives in this file. The rest of the loop asks the
+# traits below (which terms a psi stores, whether it is normalized, how its terms
+# follow a step) or calls the formulas here: a row's terms num and den, its shift
+# and scale, a coordinate's normalizer term, theta from a term (lazy CSR runs), the
+# row's recompute from theta and the natural step's Dpsi (KW01 §3, HKW §III, KMWW).
+# TrialLoop admits only the codes of _psi_known, so a chain of branches that ends
+# without a test ends in the codes its comment names.
+
+
+cdef bint _psi_known(int psi) noexcept nogil:
+    """Whether psi is one of the codes this loop implements (PsiCode)."""
+    return psi in (PSI_IDENTITY, PSI_SOFTMAX, PSI_EG_PM, PSI_EXP, PSI_PNORM,
+                   PSI_SPHERE, PSI_SIMPLEX)
+
+
+cdef int _stored_terms(int psi) noexcept nogil:
+    """How many k x n arrays of terms psi stores besides theta: none for the
+    identity (num is theta), two for EG+- (num and den), one for the others."""
+    if psi == PSI_IDENTITY:
+        return 0
+    return 2 if psi == PSI_EG_PM else 1
+
+
+cdef inline bint _normalized(int psi) noexcept nogil:
+    """Weights divided by a normalizer summed over the row (scale = f(norm))."""
+    return (psi == PSI_SOFTMAX or psi == PSI_EG_PM or psi == PSI_PNORM
+            or _geodesic(psi))
+
+
+cdef inline bint _geodesic(int psi) noexcept nogil:
+    """Weights on a manifold updated along geodesics (KMWW Examples 2, 3)."""
+    return psi == PSI_SPHERE or psi == PSI_SIMPLEX
+
+
+# Traits that the update code asks instead of naming codes: C macros, so that each
+# is compiled as the comparison it is (an inlined call changes the code around it).
+cdef extern from *:
+    """
+    #define ga_psi_sphere(psi) ((psi) == GA_PSI_SPHERE)
+    #define ga_psi_simplex(psi) ((psi) == GA_PSI_SIMPLEX)
+    #define ga_psi_no_terms(psi) ((psi) == GA_PSI_IDENTITY)
+    #define ga_psi_two_terms(psi) ((psi) == GA_PSI_EG_PM)
+    #define ga_psi_power_terms(psi) ((psi) == GA_PSI_PNORM)
+    #define ga_psi_signed_shift(psi) ((psi) == GA_PSI_SOFTMAX)
+    #define ga_psi_fused_dot(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_EG_PM)
+    """
+    # The geodesic psi whose weights are U theta / ||theta||_2 (KMWW Example 2) ...
+    bint _sphere "ga_psi_sphere"(int psi) noexcept nogil
+    # ... and theta^2 / ||theta||_2^2 (KMWW Example 3).
+    bint _simplex "ga_psi_simplex"(int psi) noexcept nogil
+    # The weights are theta itself (identity): no terms, scale 1.
+    bint _no_terms "ga_psi_no_terms"(int psi) noexcept nogil
+    # Each weight is U (num - den) / norm with two exponential terms (EG+-, HKW
+    # §III: EG on x' = (Ux, -Ux), so its parameter step carries a factor U).
+    bint _two_terms "ga_psi_two_terms"(int psi) noexcept nogil
+    # The terms are powers sign(t) |t / shift|^(p - 1) (pnorm): they do not hold
+    # theta, and a CSR step recomputes them from the gathered theta.
+    bint _power_terms "ga_psi_power_terms"(int psi) noexcept nogil
+    # The row's shift is its largest theta (softmax), not its largest |theta|.
+    bint _signed_shift "ga_psi_signed_shift"(int psi) noexcept nogil
+    # A dense update that sums the next trial's dot product in its pass over the
+    # row (identity: ga_axpy_dot; EG+-: ga_scale_pm_dot), so X is streamed once.
+    bint _fused_dot "ga_psi_fused_dot"(int psi) noexcept nogil
+
+
+cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
+                 Py_ssize_t n) noexcept nogil:
+    """num and den of n parameters (HKW §III, KW01 §3); the identity stores none."""
+    cdef Py_ssize_t q
+    if s.psi == PSI_SOFTMAX:
+        ga_softmax_terms(theta, num, shift, n)
+    elif s.psi == PSI_EG_PM:
+        # EG on x' = (Ux, -Ux) keeps theta^- = -theta^+: weights e^{+-theta - shift}.
+        ga_eg_pm_terms(theta, num, den, shift, n)
+    elif s.psi == PSI_EXP:
+        ga_exp_terms(theta, num, n)
+    elif s.psi == PSI_PNORM:
+        # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
+        ga_pnorm_terms(theta, num, shift, s.p, n)
+    elif _geodesic(s.psi):
+        # omega = U theta / ||theta||_2 (sphere) or theta^2 / ||theta||_2^2 (simplex,
+        # KMWW Ex. 3 with theta = sqrt(omega) up to a factor): num = theta / shift;
+        # the normalizer term num^2 is not stored (den is num).
+        for q in range(n):
+            num[q] = theta[q] / shift
+
+
+cdef inline double _pnorm_shift(double top) noexcept nogil:
+    """pnorm's unit for a row whose largest |theta| is top: top, but 1 for a row of
+    zeros and DBL_MIN for a subnormal top (the terms multiply by 1 / shift, which
+    overflows there; |theta| / DBL_MIN is still at most 1)."""
+    return fmax(top, DBL_MIN) if top > 0.0 else 1.0
+
+
+cdef inline double _pnorm_power(State* s, double norm) noexcept nogil:
+    """norm^(-(p-2)/p) by the kernel's exp and log (cheaper than libm pow); 0 for a
+    normalizer of 0."""
+    return 0.0 if norm == 0.0 else ga_exp(s.binomial[0] * ga_log(norm))
+
+
+cdef inline double _scale_value(State* s, double norm, double shift) noexcept nogil:
+    """omega_ji = scale_j * num_ji for a row with this normalizer and shift."""
+    if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
+        return 1.0 / norm
+    elif s.psi == PSI_EG_PM:
+        return s.U / norm
+    elif s.psi == PSI_PNORM:
+        return shift * _pnorm_power(s, norm)
+    elif s.psi == PSI_SPHERE:
+        return s.U / sqrt(norm)
+    return 1.0  # PSI_IDENTITY, PSI_EXP: not normalized
+
+
+cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
+    """Row j's scale from its normalizer and shift (_scale_value).
+
+    pnorm's norm^a, a = (2 - p) / p, lies on the path from a trial's update to the
+    next prediction, and a log and an exp there are a large part of a trial. A trial
+    changes norm little: from the last norm_0 whose power was taken (the anchor),
+    norm^a = norm_0^a (1 + e)^a with e = norm / norm_0 - 1, and (1 + e)^a - 1 is
+    a series in e (binomial coefficients) while |e| <= ANCHOR_RANGE.
+    """
+    cdef double e, e2, e4, series, norm = s.norm[j]
+    cdef const double* c = s.binomial
+    if s.psi != PSI_PNORM:
+        s.scale[j] = _scale_value(s, norm, s.shift[j])
+        return
+    e = norm * s.anchor[j] - 1.0  # (an anchor of 0, none yet: e = -1)
+    if fabs(e) <= ANCHOR_RANGE:
+        e2 = e * e
+        e4 = e2 * e2
+        series = e * ((c[0] + c[1] * e) + e2 * (c[2] + c[3] * e)
+                      + e4 * ((c[4] + c[5] * e) + e2 * c[6]))
+        s.scale[j] = s.shift[j] * (s.anchor_power[j] + s.anchor_power[j] * series)
+        return
+    s.anchor[j] = 1.0 / norm if norm > 0.0 else 0.0
+    s.anchor_power[j] = _pnorm_power(s, norm)
+    s.scale[j] = s.shift[j] * s.anchor_power[j]
+
+
+cdef inline bint _term_holds(State* s, double num) noexcept nogil:
+    """Whether a coordinate's term num determines its theta in a lazy CSR run (it
+    neither underflowed nor overflowed; EG+-'s never does, see PM_HELD_SHIFT)."""
+    return _geodesic(s.psi) or UNDERFLOW <= num <= DBL_MAX
+
+
+cdef inline double _theta_of_term(State* s, double num, double shift) noexcept nogil:
+    """theta from the term e^{theta - shift}, or theta / shift (sphere, simplex)."""
+    return num * shift if _geodesic(s.psi) else log(num) + shift
+
+
+cdef inline double _theta_at(State* s, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
+    """The current theta_ji, from the term when it holds it (lazy CSR runs)."""
+    cdef Py_ssize_t c = j * s.n + i
+    if s.lazy and _term_holds(s, s.num[c]):
+        return _theta_of_term(s, s.num[c], s.shift[j])
+    return s.theta[c]
+
+
+cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Bring row j's theta (EG+-: and den) up to date with its terms after a lazy
+    CSR run, O(n)."""
+    cdef Py_ssize_t i, base = j * s.n
+    _guard_rows(s)
+    if _geodesic(s.psi):
+        for i in range(base, base + s.n):
+            s.theta[i] = s.num[i] * s.shift[j]
+        return
+    ga_theta_from_terms(s.theta + base, s.num + base, s.shift[j], s.n)
+    if s.psi == PSI_EG_PM:
+        ga_quotients(s.den + base, s.product[j], s.num + base, s.n)
+
+
+cdef bint _lazy_run(State* s) noexcept nogil:
+    """Whether a CSR run holds theta in the terms (lazy theta): the exponential psi
+    without options (EG+- while its shifts allow, _shifts_held), and the geodesic
+    psi, whose terms theta / shift hold theta too (their options, geodesic steps,
+    Y and the square loss, read theta through _theta_at)."""
+    return (not s.options and (s.psi == PSI_SOFTMAX or s.psi == PSI_EXP
+                               or s.psi == PSI_EG_PM and _shifts_held(s))
+            or _geodesic(s.psi))
+
+
+cdef Py_ssize_t _held_rows(State* s) noexcept nogil:
+    """Rows of scratch a CSR row's update holds per output (_held_row): pnorm's
+    terms and theta; EG+-'s den, in plain CSR runs only."""
+    if s.psi == PSI_PNORM:
+        return 2
+    return 1 if s.psi == PSI_EG_PM and not s.options else 0
+
+
+cdef bint _shifts_held(State* s) noexcept nogil:
+    """Whether every row's shift allows EG+- to store only num (PM_HELD_SHIFT)."""
+    cdef Py_ssize_t j
+    for j in range(s.k):
+        if s.shift[j] > PM_HELD_SHIFT:
+            return False
+    return True
+
+
+cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
+                      const Py_ssize_t* order, Py_ssize_t trials,
+                      Py_ssize_t seen) noexcept nogil:
+    """End a lazy CSR run of ``trials`` rows, ``seen`` nonzeros: bring theta (EG+-:
+    and den) up to date, coordinate by coordinate when the run touched fewer than
+    n."""
+    cdef Py_ssize_t t, q, j, c, count
+    # The touched coordinates go through the vectorized log of the whole-row path
+    # in blocks (gathered, then scattered back), not through libm's scalar log.
+    cdef Py_ssize_t at[SYNC_BLOCK]
+    cdef double terms[SYNC_BLOCK]
+    cdef double thetas[SYNC_BLOCK]
+    if seen >= s.n:
+        for j in range(s.k):
+            _sync_theta_row(s, j)
+        s.lazy = False
+        return
+    for j in range(s.k):
+        count = 0
+        for t in range(trials):
+            for q in range(indptr[order[t]], indptr[order[t] + 1]):
+                c = j * s.n + x_ind[q]
+                at[count], terms[count], thetas[count] = c, s.num[c], s.theta[c]
+                count += 1
+                if count == SYNC_BLOCK:
+                    _write_back(s, j, at, terms, thetas, count)
+                    count = 0
+        _write_back(s, j, at, terms, thetas, count)
+    s.lazy = False
+
+
+cdef void _write_back(State* s, Py_ssize_t j, const Py_ssize_t* at, double* terms,
+                      double* thetas, Py_ssize_t count) noexcept nogil:
+    """Set theta (EG+-: and den) of row j's coordinates ``at`` from their gathered
+    ``terms`` and stored ``thetas``, as _sync_theta_row does for a whole row."""
+    cdef Py_ssize_t q
+    if _geodesic(s.psi):
+        for q in range(count):
+            s.theta[at[q]] = terms[q] * s.shift[j]
+        return
+    ga_theta_from_terms(thetas, terms, s.shift[j], count)
+    for q in range(count):
+        s.theta[at[q]] = thetas[q]
+    if s.psi == PSI_EG_PM:
+        ga_quotients(terms, s.product[j], terms, count)
+        for q in range(count):
+            s.den[at[q]] = terms[q]
+
+
+cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
+    cdef Py_ssize_t i, base = j * s.n, other
+    cdef double shift = 0.0, factor
+    _guard_rows(s)
+    if s.lazy:
+        _sync_theta_row(s, j)
+    if _normalized(s.psi):
+        shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
+        if s.psi == PSI_PNORM:
+            shift = _pnorm_shift(shift)
+        elif _geodesic(s.psi) and not shift > 0.0:
+            shift = 1.0
+    if _geodesic(s.psi) and not 1.0 / SCALE_LIMIT <= shift <= SCALE_LIMIT:
+        factor = ldexp(1.0, -ilogb(shift))
+        for i in range(base, base + s.n):
+            s.theta[i] *= factor
+        shift *= factor
+    if s.lazy and s.psi == PSI_EG_PM and shift > PM_HELD_SHIFT:
+        # den could underflow against num: end the lazy run, theta and den stored.
+        for other in range(s.k):
+            if other != j:
+                _sync_theta_row(s, other)
+        s.lazy = False
+    if s.psi != PSI_IDENTITY and ga_uniform(s.theta + base, s.n):
+        # A uniform row (every fit starts from one) has a single term to compute.
+        _terms(s, s.theta + base, s.num + base, s.den + base, shift, 1)
+        ga_fill(s.num + base, s.num[base], s.n)
+        if s.den != s.num:
+            ga_fill(s.den + base, s.den[base], s.n)
+    elif s.psi != PSI_IDENTITY:
+        _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
+    s.shift[j] = shift
+    s.product[j] = exp(-2.0 * shift)
+    s.age[j] = 0.0
+    _sum_normalizer(s, j)
+
+
+cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
+    """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
+    cdef Py_ssize_t base = j * s.n
+    if _geodesic(s.psi):
+        s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
+    elif s.psi == PSI_PNORM:
+        s.norm[j] = ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
+    else:
+        s.norm[j] = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
+    if s.psi == PSI_EG_PM:
+        s.norm[j] += ga_sum(s.num + base, 1.0, s.n)
+    s.mass[j] = 0.0
+    _set_scale(s, j)
+
+
+cdef void _recompute_all(State* s) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(s.k):
+        _recompute_row(s, j)
+    s.touched = 0
+
+
+cdef inline double* _held_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Row j's part of row_held: EG+-'s den, or pnorm's terms then theta."""
+    return s.row_held + j * (2 if s.psi == PSI_PNORM else 1) * s.row_size
+
+
+cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
+    """Whether a CSR update may scale the exponential terms instead of recomputing."""
+    return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
+            and fabs(step) * x_top <= SHIFT_SLACK)
+
+
+cdef void _reshift_row(State* s, Py_ssize_t j) noexcept nogil:
+    """Measure row j in units of its new max |theta|, which outgrew the shift.
+
+    pnorm's terms sign(t) (|t| / shift)^(p - 1) scale by (shift / new shift)^(p - 1),
+    a multiplication instead of a power per coordinate (a recompute at p = 24.95 and
+    n = 2^18 takes as long as 3000 trials); the normalizer is summed afresh. The
+    exponential terms are recomputed: in a lazy run they hold theta, which a term
+    scaled below UNDERFLOW would lose.
+    """
+    cdef Py_ssize_t i, base = j * s.n
+    cdef double shift, factor
+    cdef double* num = s.num + base
+    if s.psi != PSI_PNORM:
+        _recompute_row(s, j)
+        return
+    shift = _pnorm_shift(ga_max(s.theta + base, s.n, 1))
+    _guard_rows(s)
+    ga_pnorm_terms(&s.shift[j], &factor, shift, s.p, 1)
+    for i in range(s.n):
+        num[i] *= factor
+    s.shift[j] = shift
+    _sum_normalizer(s, j)
+
+
+cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:
+    """omega_ji / scale_j of a coordinate, from its terms num and den."""
+    if s.psi == PSI_SIMPLEX:
+        return num * num
+    return num - den if s.psi == PSI_EG_PM else num
+
+
+cdef inline double _normalizer_term(State* s, double num, double den, double theta,
+                                    double shift) noexcept nogil:
+    """A coordinate's term of the normalizer norm_j, from its terms and theta (EG+-:
+    2 cosh(theta) e^-shift; pnorm: |theta / shift|^p = num theta / shift; sphere and
+    simplex: num^2; none of these is stored)."""
+    if _geodesic(s.psi):
+        return num * num
+    if s.psi == PSI_PNORM:
+        return num * theta / shift
+    return num + den if s.psi == PSI_EG_PM else den
+
+
+cdef inline double _rescale(State* s, double shift, double new_shift) noexcept nogil:
+    """Factor taking normalizer terms from units of ``shift`` to ``new_shift``."""
+    if s.psi == PSI_PNORM:
+        return pow(shift / new_shift, s.p)
+    return exp(shift - new_shift)
+
+
+cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val,
+                        const index_t* x_ind, Py_ssize_t nnz, bint dense) noexcept nogil:
+    """theta_j <- theta_j - step Dpsi(theta_j)^T x (KMWW eq. 5).
+
+    Dpsi is symmetric (KW01 §3): diag(omega) - omega omega^T for softmax, diag(omega)
+    for exp, (U / Z) diag(cosh theta) - omega omega^T / U for EG+- (Z = sum cosh).
+    The rank-one part moves every coordinate (O(n) per row); exp's step, diagonal,
+    moves only the row's nonzeros (O(nnz)).
+    """
+    cdef Py_ssize_t q, i, base = j * s.n
+    cdef double along = 0.0, slope
+    if s.psi == PSI_SOFTMAX:
+        along = step * s.wx[j]
+    elif s.psi == PSI_EG_PM:
+        along = step * s.wx[j] / s.U
+    if along != 0.0:
+        _guard_rows(s)
+        # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
+        for i in range(base, base + s.n):
+            s.theta[i] += along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
+    for q in range(nnz):
+        i = base + (q if dense else x_ind[q])
+        # The diagonal: omega_i, or (U / Z) cosh theta_i = scale * its normalizer term.
+        slope = s.scale[j] * (_normalizer_term(s, s.num[i], s.den[i], s.theta[i],
+                                               s.shift[j])
+                              if s.psi == PSI_EG_PM
+                              else _unscaled_weight(s, s.num[i], s.den[i]))
+        s.theta[i] -= step * slope * x_val[q]
+    if s.psi == PSI_EXP:
+        for q in range(nnz):
+            i = base + (q if dense else x_ind[q])
+            s.num[i] = ga_exp(s.theta[i])
+        return
+    _recompute_row(s, j)

@@ -1,0 +1,209 @@
+# The state of one run: the codes (declared from _src/ga_codes.h, the values of
+# sklearn_ga/_codes.py, which tests/test_codes.py checks), the thresholds of the factored storage, the State
+# struct that every function of the loop reads, and its copies for TrialLoop.save.
+
+cdef extern from "_src/ga_codes.h":
+    # Parameterization functions psi (registry: sklearn_ga/_psi.py).
+    cpdef enum PsiCode "ga_psi_code":
+        PSI_IDENTITY "GA_PSI_IDENTITY"
+        PSI_SOFTMAX "GA_PSI_SOFTMAX"
+        PSI_EG_PM "GA_PSI_EG_PM"
+        PSI_EXP "GA_PSI_EXP"
+        PSI_PNORM "GA_PSI_PNORM"
+        PSI_SPHERE "GA_PSI_SPHERE"
+        PSI_SIMPLEX "GA_PSI_SIMPLEX"
+
+    # Transfer functions phi (registry: sklearn_ga/_phi.py).
+    cpdef enum PhiCode "ga_phi_code":
+        PHI_IDENTITY "GA_PHI_IDENTITY"
+        PHI_LOGISTIC "GA_PHI_LOGISTIC"
+        PHI_TANH "GA_PHI_TANH"
+        PHI_ARCTAN "GA_PHI_ARCTAN"
+        PHI_EXP "GA_PHI_EXP"
+        PHI_SOFTMAX "GA_PHI_SOFTMAX"
+        PHI_SIGN "GA_PHI_SIGN"
+
+    # Update rules (KW01 eq. 23 explicit, eq. 22/25 implicit; KMWW eq. 5 natural).
+    cpdef enum UpdateCode "ga_update_code":
+        UPDATE_EXPLICIT "GA_UPDATE_EXPLICIT"
+        UPDATE_IMPLICIT "GA_UPDATE_IMPLICIT"
+        UPDATE_NATURAL "GA_UPDATE_NATURAL"
+
+    # Loss minimized: the matching loss of phi, or the square loss (GA_L, KW01 eq. 35).
+    cpdef enum LossCode "ga_loss_code":
+        LOSS_MATCHING "GA_LOSS_MATCHING"
+        LOSS_SQUARE "GA_LOSS_SQUARE"
+
+    # How a run ended (UNREADABLE: a CSR run checking its rows stopped at one that
+    # failed).
+    cpdef enum Status "ga_status":
+        OK "GA_OK"
+        DIVERGED "GA_DIVERGED"
+        UNREADABLE "GA_UNREADABLE"
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+# Recompute a row's weights from theta when its shift is this far from the maximum
+# (e^30 ~ 1e13 leaves ample headroom before overflow) ...
+cdef double SHIFT_SLACK = 30.0
+cdef double TERM_HIGH = exp(SHIFT_SLACK)
+cdef double TERM_LOW = exp(-SHIFT_SLACK)
+# ... or when incremental normalizer updates moved this many times its current value
+# (bounds the relative rounding error of the running sum by ~1e-13) ...
+cdef double MASS_LIMIT = 1024.0
+# ... or, on CSR input, after this many times n coordinates were touched (bounds the
+# number of rounded additions to the normalizer; costs 1/32 of the O(nnz) work).
+cdef Py_ssize_t TOUCH_LIMIT = 32
+# Small steps |eta (y_hat - y) x_i| <= GA_STEP_MAX update the exponential terms by
+# multiplication (e^{theta - d} = e^theta e^{-d}, no exp call); a dense row is
+# recomputed from theta every RENEW_DENSE such updates so rounding cannot build up.
+cdef double RENEW_DENSE = 64.0
+# A multiplied term below this is recomputed from theta (0 would stay 0).
+cdef double UNDERFLOW = 1e-300
+# TrialLoop.save records the coordinates of a CSR batch of under n / JOURNAL_SHARE
+# column entries (gathered at random), else copies whole rows (sequential).
+cdef Py_ssize_t JOURNAL_SHARE = 7
+# A CSR run holds theta outputs innermost in a copy (_columns_first) of at most this
+# many values (1 GiB): a larger theta is not doubled.
+cdef Py_ssize_t COLUMNS_FIRST_LIMIT = 2 ** 27
+# Coordinates per block of the write-back of a lazy CSR run (_sync_theta).
+cdef enum:
+    SYNC_BLOCK = 256
+# EG+-'s two terms of a coordinate multiply to e^{-2 shift}, and neither exceeds
+# TERM_HIGH by more than one step's e^SHIFT_SLACK, so both stay above
+# e^{-2 shift - 2 SHIFT_SLACK}: up to this shift (the bound is about 315) none comes
+# near UNDERFLOW, and a lazy CSR run stores only num: den = e^{-2 shift} / num.
+cdef double PM_HELD_SHIFT = 300.0
+# The geodesic psi's theta counts only up to a positive factor, and their steps
+# multiply it (KMWW Examples 2, 3: by about 1e17 per pass in a simplex run): a row
+# whose largest |theta| leaves [1 / SCALE_LIMIT, SCALE_LIMIT] is brought back to
+# [1, 2) by a power of 2, which changes neither the weights nor a bit of their value.
+cdef double SCALE_LIMIT = 2.0 ** 200
+# pnorm's scale is a series in the normalizer's change since its last power was
+# taken (_set_scale) while that change is at most ANCHOR_RANGE (relative): the
+# series' next term, binom(a, 8) e^8 with |a| < 1, is then below 5e-20.
+cdef double ANCHOR_RANGE = 2.0 ** -8
+
+
+cdef enum:
+    ANCHOR_DEGREE = 7  # the degree of that series
+    GEODESIC_SUMS = 5  # sums a geodesic CSR row's dot pass keeps for its step
+
+
+cdef struct State:
+    int psi
+    int phi
+    Py_ssize_t k
+    Py_ssize_t n
+    double eta
+    double U
+    double p
+    bint fit_intercept
+    double* theta       # k x n parameters
+    double* num         # k x n weight numerators (aliases theta for identity)
+    double* den         # k x n EG+-'s second terms e^{-theta - shift} (others: num)
+    double* norm        # k   sum_i of the normalizer terms (_normalizer_term)
+    double* shift       # k   reference maximum of theta (or |theta|)
+    double* scale       # k   omega_ji = scale_j * num_ji
+    double* mass        # k   |changes| of norm since the last recompute
+    double* age         # k   multiplicative dense updates since the last recompute
+    double* product     # k   EG+-: num * den = e^{-2 shift} of every coordinate
+    double* anchor      # k   pnorm: 1 / the last normalizer whose power was taken
+    double* anchor_power  # k  that normalizer^((2 - p) / p) (_set_scale)
+    double binomial[ANCHOR_DEGREE]  # pnorm: binom((2 - p) / p, d) for d = 1, 2, ...
+    Py_ssize_t touched  # coordinates touched since the last recompute (CSR)
+    bint lazy           #     theta is held by the terms (plain CSR run, exponential
+                        #     psi; EG+-: by num, den is product / num, not stored)
+    double* intercept   # k
+    double* a           # k   activations of the current trial
+    double* y_hat       # k   predictions of the current trial
+    double* dot         # k   psi(Theta) x of the next trial, summed during the update
+    bint dot_ready      #     whether dot holds it (dense psi = identity, eg_pm)
+    double x_top        #     max |x| of the next dense row, summed by an EG+- update
+    bint x_top_ready    #     whether x_top holds it
+    double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
+    double* row_num     # nnz their new num (scratch)
+    double* row_den     # nnz their new den (scratch; aliases row_num unless EG+-)
+    double* row_held    # k x nnz EG+- lazy runs: the row's den, from the dot products;
+                        #     pnorm: 2k x nnz, each output's terms and theta (_held_row)
+    Py_ssize_t row_size #     longest CSR row (the stride of row_held)
+    # The estimators' options, read only by _trial_options (the plain GA rule skips them).
+    bint options        #     whether any option below differs from plain GA
+    int update          #     UpdateCode
+    int loss_kind       #     LossCode
+    double clip_low     #     activations are clipped to [clip_low, clip_high]
+    double clip_high    #     (GA^Y: predictions clipped to [-Y, Y], KW01 §4)
+    double* residual    # k   dL/da of the trial (the step is eta * residual * x)
+    double* wx          # k   omega_j . x without intercept
+    double* rest        # k   normalizer of the coordinates a CSR row leaves alone
+    double* rest_shift  # k   the shift of its units
+    double lse          #     log-normalizer of softmax in the implicit equation
+    double* row_x       # nnz per-coordinate inputs of a simplex step (scratch)
+    double* geodesic    # k x GEODESIC_SUMS sums of a CSR row's dot pass (_geodesic_dot)
+    # TrialLoop.save of a CSR batch journals only the coordinates it touches; an
+    # O(n) write (_guard_rows) first copies every row to ``backup``, once.
+    double* backup      #     NULL: no journal
+    bint backed_up      #     whether backup holds the rows
+    bint unreadable     # a CSR run stopped before a row that failed its check
+    State* parent       # the state of all outputs, in a state of one (_output_state)
+    double* theta_t     # n x k theta, outputs innermost, during a CSR run of several
+                        #     outputs of psi = identity (_columns_first); else NULL
+    double* sums        # 4 x k partial sums of such a run's dot products
+
+
+cdef Py_ssize_t _stored(State* s, double** arrays) noexcept nogil:
+    """Put theta, num and den in ``arrays``, those stored (num is theta for the
+    identity, den is num but for EG+-); returns their number."""
+    cdef Py_ssize_t count = 1
+    arrays[0] = s.theta
+    if s.num != s.theta:
+        arrays[count] = s.num
+        count += 1
+    if s.den != s.num:
+        arrays[count] = s.den
+        count += 1
+    return count
+
+
+cdef void _copy_rows(State* s, double* copy, bint back) noexcept nogil:
+    """Copy theta, num and den (those stored) to ``copy``, or back from it."""
+    cdef double* arrays[3]
+    cdef Py_ssize_t size = s.k * s.n, count = _stored(s, arrays), q
+    for q in range(count):
+        if back:
+            memcpy(arrays[q], copy + q * size, size * sizeof(double))
+        else:
+            memcpy(copy + q * size, arrays[q], size * sizeof(double))
+
+
+cdef void _copy_columns(State* s, const Py_ssize_t* columns, Py_ssize_t count,
+                        double* copy, bint back) noexcept nogil:
+    """Copy theta, num and den (those stored) at ``columns`` of every row to
+    ``copy``, or back from it: the three of a coordinate together, so that their
+    cache misses overlap."""
+    cdef double* arrays[3]
+    cdef Py_ssize_t stored = _stored(s, arrays), q, j, a, c
+    for q in range(count):
+        for j in range(s.k):
+            c = j * s.n + columns[q]
+            for a in range(stored):
+                if back:
+                    arrays[a][c] = copy[0]
+                else:
+                    copy[0] = arrays[a][c]
+                copy += 1
+
+
+cdef void _guard_rows(State* s) noexcept nogil:
+    """Before a write to coordinates a CSR batch may not touch: copy theta, num and
+    den (every output's) to the backup of TrialLoop.save, the first time in the
+    batch."""
+    if s.parent != NULL:
+        s = s.parent
+    if s.backup == NULL or s.backed_up:
+        return
+    _copy_rows(s, s.backup, False)
+    s.backed_up = True

@@ -1,0 +1,289 @@
+# The trial driver: one trial of KW01 Figure 5 (_trial: activation, phi and loss,
+# step of every row), the CSR runs (row by row, or output by output when a
+# coordinate-wise phi leaves the outputs apart; theta held outputs innermost for
+# psi = identity) and the final check that the state is finite.
+
+cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
+                         Py_ssize_t nnz, const double* y, double weight,
+                         double* loss) noexcept nogil:
+    """_trial of psi = identity with k > 1 outputs on a CSR row, theta held with its
+    outputs innermost (s.theta_t, _columns_first): the row's k x nnz parameters lie
+    in nnz runs of k, a few cache lines each, instead of k x nnz lines. The sums and
+    steps are those of _sparse_dot and _sparse_axpy, in their order."""
+    cdef Py_ssize_t q, j, k = s.k, tail = nnz - nnz % 4
+    cdef double* column
+    cdef double* sums
+    cdef double value, residual
+    for j in range(4 * k):
+        s.sums[j] = 0.0
+    for q in range(nnz):
+        column = s.theta_t + x_ind[q] * k
+        sums = s.sums + (q % 4 if q < tail else 0) * k  # _sparse_dot's partial sums
+        value = x_val[q]
+        for j in range(k):
+            sums[j] += column[j] * value
+    for j in range(k):
+        s.a[j] = (s.scale[j] * ((s.sums[j] + s.sums[k + j])
+                                + (s.sums[2 * k + j] + s.sums[3 * k + j]))
+                  + s.intercept[j])
+        if not isfinite(s.a[j]):
+            return False
+    loss[0] = _transfer_and_loss(s, y)
+    if not isfinite(loss[0]):
+        return False
+    for j in range(k):
+        residual = s.y_hat[j] - y[j]
+        s.residual[j] = s.eta * weight * residual  # the step (0 leaves theta as is)
+        if s.fit_intercept:
+            s.intercept[j] -= s.residual[j]
+    for q in range(nnz):
+        column = s.theta_t + x_ind[q] * k
+        value = x_val[q]
+        for j in range(k):
+            column[j] = column[j] - s.residual[j] * value
+    return True
+
+
+cdef void _swap_layout(State* s, bint inward) noexcept nogil:
+    """Copy theta (k x n) to s.theta_t (n x k), or back, in tiles of 64 columns: a
+    tile of theta_t is contiguous (it stays in cache), and each output's 64 values
+    in theta too. No inner loop walks across theta's rows, which lie n apart: a
+    power of two puts them in the same cache sets, and their lines evict each other.
+    """
+    cdef Py_ssize_t i, j, start, end, k = s.k
+    cdef double* row
+    for start in range(0, s.n, 64):
+        end = min(start + 64, s.n)
+        for j in range(k):
+            row = s.theta + j * s.n
+            if inward:
+                for i in range(start, end):
+                    s.theta_t[i * k + j] = row[i]
+            else:
+                for i in range(start, end):
+                    row[i] = s.theta_t[i * k + j]
+
+
+cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
+    """Whether a CSR run of ``entries`` stored values holds theta outputs innermost
+    (_trial_columns): psi = identity with k > 1 outputs, and enough entries per
+    column that the two transpositions (O(k n)) cost less than the cache lines they
+    save (k - 1 per entry). Outputs that a coordinate-wise phi leaves apart
+    (_outputs_apart, the same steps) already read one row of theta at a time, which
+    fits the caches better than all of theta, so that for them the transpositions
+    pay only from about 4 entries per column; coupled outputs (softmax) gain from
+    about 1 entry per column on (benchmarks/bench_sparse.py measures both)."""
+    return (_no_terms(s.psi) and not s.options and s.k > 1
+            and s.k * s.n <= COLUMNS_FIRST_LIMIT
+            and entries >= (4 if _outputs_apart(s) else 1) * s.n)
+
+
+cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
+                        Py_ssize_t nnz, bint dense, const double* x_next,
+                        const double* y, double weight, double* loss) noexcept nogil:
+    """One trial of KW01 Figure 5; returns False if anything became non-finite.
+
+    ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
+    or eg_pm its dot products are summed in the same pass as this trial's update.
+    """
+    cdef Py_ssize_t j, q
+    cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
+    cdef bint fuse = dense and x_next != NULL and _fused_dot(s.psi)
+    if s.options:
+        return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
+    if s.theta_t != NULL:
+        return _trial_columns(s, x_val, x_ind, nnz, y, weight, loss)
+    for j in range(s.k):
+        if s.dot_ready:
+            dot = s.dot[j]
+        elif _two_terms(s.psi) and dense:
+            dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
+        elif _two_terms(s.psi) and s.lazy:
+            dot = _sparse_dot_held(s.num + j * s.n, s.product[j], x_val, x_ind, nnz,
+                                   _held_row(s, j))
+        elif _power_terms(s.psi) and not dense:
+            dot = ga_dot(_pnorm_gather(s, j, x_ind, nnz), x_val, nnz)
+        elif _two_terms(s.psi):
+            dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
+        elif dense:
+            dot = ga_dot(s.num + j * s.n, x_val, nnz)
+        else:
+            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
+        s.a[j] = s.scale[j] * dot + s.intercept[j]
+        if not isfinite(s.a[j]):
+            return False
+    s.dot_ready = False
+    loss[0] = _transfer_and_loss(s, y)
+    if not isfinite(loss[0]):
+        return False
+    if _two_terms(s.psi):
+        # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
+        step_scale *= s.U
+    if not _no_terms(s.psi) and not _power_terms(s.psi) and nnz > 0:
+        x_top = s.x_top if dense and s.x_top_ready else ga_max(x_val, nnz, 1)
+    s.x_top_ready = False
+    for j in range(s.k):
+        residual = s.y_hat[j] - y[j]
+        # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
+        if residual == 0.0:
+            if fuse and _two_terms(s.psi):
+                s.dot[j] = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_next, nnz)
+            elif fuse:
+                s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
+            continue
+        if fuse and _two_terms(s.psi):
+            s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
+        elif fuse:
+            s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
+                                   x_next, nnz)
+        elif dense:
+            _update_dense_row(s, j, step_scale * residual, x_val, x_top)
+        else:
+            _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz, x_top)
+        if s.fit_intercept:
+            s.intercept[j] -= s.eta * weight * residual
+    s.dot_ready = fuse
+    return True
+
+
+cdef inline bint _outputs_apart(State* s) noexcept nogil:
+    """Whether a CSR run learns the k outputs one after another over the whole
+    batch, as SGDClassifier's one-vs-rest does. A trial of all k rows reads k x nnz
+    parameters spread over k x n x 8 bytes, beyond the caches for wide X (20 classes
+    of 2^18 features: 42 MB). Outputs interact only through a coupled phi
+    (softmax)."""
+    return s.k > 1 and not _coupled(s.phi)
+
+
+cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
+    """Output j of a state as a state of its own (k = 1): its rows of parameters,
+    terms and per-output values; scratch, settings and the backup of every row
+    (_guard_rows) shared."""
+    cdef State one = s[0]
+    one.k = 1
+    one.parent = s
+    one.theta, one.num, one.den = s.theta + j * s.n, s.num + j * s.n, s.den + j * s.n
+    one.norm, one.shift, one.scale = s.norm + j, s.shift + j, s.scale + j
+    one.mass, one.age, one.product = s.mass + j, s.age + j, s.product + j
+    one.anchor, one.anchor_power = s.anchor + j, s.anchor_power + j
+    one.intercept, one.a, one.y_hat, one.dot = (s.intercept + j, s.a + j, s.y_hat + j,
+                                                 s.dot + j)
+    one.residual, one.wx, one.rest, one.rest_shift = (s.residual + j, s.wx + j,
+                                                       s.rest + j, s.rest_shift + j)
+    one.geodesic = s.geodesic + j * GEODESIC_SUMS
+    if s.row_held != NULL:
+        one.row_held = _held_row(s, j)
+    return one
+
+
+cdef inline bint _row_readable(const index_t* columns, Py_ssize_t start,
+                               Py_ssize_t end, Py_ssize_t stored,
+                               Py_ssize_t n) noexcept nogil:
+    """Whether a CSR row's entries lie within the ``stored`` ones and its indices
+    strictly increase within [0, n) (csr_structure's checks, on one row)."""
+    cdef index_t low, high
+    cdef int64_t decreases
+    if not 0 <= start <= end <= stored:
+        return False
+    if start == end:
+        return True
+    if index_t is int32_t:
+        decreases = ga_index_scan32(columns + start, end - start, &low, &high)
+    else:
+        decreases = ga_index_scan64(columns + start, end - start, &low, &high)
+    return decreases == 0 and low >= 0 and high < n
+
+
+cdef (bint, Py_ssize_t, double) _run_trials(
+        State* s, const double* values, const index_t* columns, const index_t* indptr,
+        Py_ssize_t stored, const double[:, ::1] Y, Py_ssize_t output,
+        const double[::1] sample_weight, const Py_ssize_t[::1] order,
+        Py_ssize_t limit) noexcept nogil:
+    """The first ``limit`` trials of a CSR run, whose targets start at column
+    ``output`` of Y; a lazy run ends with theta written back (_sync_theta). With
+    ``stored`` >= 0 (the entries the arrays hold), each row is checked before its
+    trial (_row_readable), and one that fails stops the run (s.unreadable). Returns
+    (ok, trials done or the one that failed, the sum of the weighted losses)."""
+    cdef Py_ssize_t t = 0, r, start, nnz, seen = 0
+    cdef bint weighted = sample_weight.shape[0] > 0, ok = True
+    cdef double loss, total = 0.0, weight = 1.0
+    while t < limit:
+        r = order[t]
+        start = indptr[r]
+        if stored >= 0 and not _row_readable(columns, start, indptr[r + 1], stored,
+                                             s.n):
+            s.unreadable, ok = True, False
+            break
+        nnz = indptr[r + 1] - start
+        seen += nnz
+        if weighted:
+            weight = sample_weight[r]
+        ok = _trial(s, values + start, columns + start, nnz, False, NULL,
+                    &Y[r, output], weight, &loss)
+        if not ok:
+            break
+        total += weight * loss
+        t += 1
+        s.touched += nnz
+        if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
+            _recompute_all(s)
+    if s.lazy:
+        # (A failed trial wrote to its row's columns; an unreadable row was not run.)
+        _sync_theta(s, columns, indptr, &order[0], t + (not ok and not s.unreadable),
+                    seen)
+    return ok, t, total
+
+
+cdef (bint, Py_ssize_t, double) _run_outputs_apart(
+        State* s, const double* values, const index_t* columns, const index_t* indptr,
+        Py_ssize_t stored, const double[:, ::1] Y, const double[::1] sample_weight,
+        const Py_ssize_t[::1] order) noexcept nogil:
+    """The trials of a CSR run, output by output (_outputs_apart): each output takes
+    the steps it takes in a trial of all of them. Returns (ok, trials done or the
+    first that failed in any output, the sum of the weighted losses)."""
+    cdef State one
+    cdef Py_ssize_t j, t, limit = order.shape[0]
+    cdef bint ok = True, done
+    cdef double total = 0.0, loss
+    for j in range(s.k):
+        one = _output_state(s, j)
+        done, t, loss = _run_trials(&one, values, columns, indptr, stored, Y, j,
+                                    sample_weight, order, limit)
+        total += loss
+        if one.unreadable:
+            # The first output checked every row up to it: the run stops there.
+            s.unreadable = True
+            ok, limit = False, t
+            break
+        if not done:
+            # The others run up to it: the trial reported is the first to fail in
+            # any output.
+            ok, limit = False, t
+    s.touched, s.lazy = one.touched, False
+    return ok, limit, total
+
+
+cdef bint _state_finite(State* s, const index_t* columns,
+                        Py_ssize_t nnz) noexcept nogil:
+    """Whether the parameters, terms and scales are all finite. ``columns``, if not
+    NULL, are all the coordinates a journaled CSR batch touched (TrialLoop.save):
+    unless a row was written in O(n) (_guard_rows), the others are as they were."""
+    cdef Py_ssize_t q, j, c, size = s.k * s.n
+    for q in range(s.k):
+        if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
+            return False
+    if s.theta_t != NULL:  # (theta held outputs innermost: num and den are theta)
+        return ga_sum(s.theta_t, 0.0, size) == 0.0
+    if columns != NULL and s.backup != NULL and not s.backed_up:
+        for q in range(nnz):
+            for j in range(s.k):
+                c = j * s.n + columns[q]
+                if not (isfinite(s.theta[c]) and isfinite(s.num[c])
+                        and isfinite(s.den[c])):
+                    return False
+        return True
+    # The sums are 0, or NaN if any term is not finite (num and den may be theta:
+    # one pass over k n values each).
+    return (ga_sum(s.theta, 0.0, size) == 0.0
+            and (s.num == s.theta or ga_sum(s.num, 0.0, size) == 0.0)
+            and (s.den == s.num or ga_sum(s.den, 0.0, size) == 0.0))

@@ -1,0 +1,465 @@
+# The Python face of the loop: the CSR structure check, the allocation of the term
+# arrays, and TrialLoop, which owns the State, checks the codes and shapes, runs
+# dense and CSR batches without the GIL, and saves and restores the state.
+
+HUGE_PAGE = 2 ** 21
+
+
+cpdef enum CsrStructure:
+    CSR_MALFORMED = 0   # not readable: an index or an indptr entry out of range
+    CSR_UNSORTED = 1    # readable, but some row's indices do not strictly increase
+    CSR_CANONICAL = 2   # sorted, no duplicates: what the O(nnz) updates need
+
+
+def csr_structure(const index_t[::1] indices, const index_t[::1] indptr,
+                  Py_ssize_t n_data, Py_ssize_t n):
+    """Check a CSR structure before the loop reads it without bounds checks.
+
+    indptr must start at 0, never decrease and end within the indices and the data
+    (``n_data`` values); every index must lie in [0, n). One pass over the indices:
+    a row is canonical when its indices strictly increase, so the matrix is iff the
+    decreases counted over all consecutive pairs are those at row starts.
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1, nnz, r, start, last = 0
+    cdef int64_t decreases, at_starts = 0
+    cdef index_t low, high
+    cdef bint ordered = True
+    if m < 0 or indptr[0] != 0:
+        return CSR_MALFORMED
+    nnz = indptr[m]
+    if nnz > indices.shape[0] or nnz > n_data:
+        return CSR_MALFORMED
+    if nnz == 0:
+        return CSR_CANONICAL
+    with nogil:
+        for r in range(m):
+            start = indptr[r + 1]
+            ordered &= start >= indptr[r]
+            # A row start inside the data (rows may be empty: count each once).
+            if 0 < start < nnz and start != last:
+                at_starts += indices[start] <= indices[start - 1]
+                last = start
+        if index_t is int32_t:
+            decreases = ga_index_scan32(&indices[0], nnz, &low, &high)
+        else:
+            decreases = ga_index_scan64(&indices[0], nnz, &low, &high)
+    if not ordered or low < 0 or high >= n:
+        return CSR_MALFORMED
+    return CSR_CANONICAL if decreases == at_starts else CSR_UNSORTED
+
+
+def _term_arrays(count, k, n):
+    """count new (k, n) float64 arrays in one allocation.
+
+    From 2 MiB up, the allocation is aligned to 2 MiB and at least 4 MiB long, which
+    NumPy advises the kernel (Linux) to back with huge pages: a fresh array costs
+    a page fault per 4 KiB page on first touch otherwise, paid by every fit.
+    """
+    import numpy as np
+
+    size = count * k * n
+    if size * 8 < HUGE_PAGE:
+        return np.empty((count, k, n))
+    buffer = np.empty(max(size + HUGE_PAGE // 8, 2 * HUGE_PAGE // 8))
+    start = (-buffer.ctypes.data % HUGE_PAGE) // 8
+    return buffer[start:start + size].reshape(count, k, n)
+
+
+cdef class TrialLoop:
+    """State of one GA run: parameters (written in place) and scratch buffers.
+
+    Parameters
+    ----------
+    psi, phi : int
+        Codes from :class:`PsiCode` and :class:`PhiCode`.
+    theta : ndarray of shape (k, n), float64, C-contiguous
+        Parameters Theta, updated in place.
+    intercept : ndarray of shape (k,), float64
+        Intercepts b, updated in place.
+    eta, U, p : float
+        Learning rate, EG+- scale and p-norm exponent.
+    fit_intercept : bool
+        Whether b is learned.
+    update, loss : int, optional
+        Codes from :class:`UpdateCode` and :class:`LossCode`.
+    clip_low, clip_high : float, optional
+        Activations are clipped to this interval (GA^Y; infinite: no clipping).
+    state : tuple, optional
+        The :meth:`terms` of a loop on the same parameters: taken as they are, so
+        that this loop continues exactly as that one would (by default the terms
+        are computed from theta).
+    """
+    cdef State s
+    cdef double[:, ::1] theta
+    cdef double[:, ::1] num
+    cdef double[:, ::1] den
+    cdef double[::1] intercept
+    cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product,
+                               # anchor, anchor_power
+    cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
+    cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each), geodesic
+    cdef double[::1] option_row  # row_x (longest row)
+    cdef object saved          # save(): intercepts, buffers, then the stored rows
+    cdef object journal        # save(columns): the columns and their stored values
+    cdef object journal_buffers  # the arrays journal views, kept for the next save
+    cdef State saved_state
+    cdef object outputs_inner  # theta, outputs innermost (_columns_first), while held
+
+    def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
+                 double eta, double U, double p, bint fit_intercept,
+                 int update=UPDATE_EXPLICIT, int loss=LOSS_MATCHING,
+                 double clip_low=float("-inf"), double clip_high=float("inf"),
+                 state=None):
+        import numpy as np
+
+        k, n = theta.shape[0], theta.shape[1]
+        if intercept.shape[0] != k:
+            raise ValueError(f"TrialLoop of {k} x {n} parameters got "
+                             f"{intercept.shape[0]} intercepts.")
+        # The loop's dispatch on each code is exhaustive over the known codes only.
+        for name, code, known in (("psi", psi, _psi_known(psi)),
+                                  ("phi", phi, _phi_known(phi)),
+                                  ("update", update, _update_known(update)),
+                                  ("loss", loss, _loss_known(loss))):
+            if not known:
+                raise ValueError(f"TrialLoop got the unknown {name} code {code}.")
+        self.theta = theta
+        self.intercept = intercept
+        count = _stored_terms(psi)
+        terms = _term_arrays(count, k, n)
+        self.num = theta if count == 0 else terms[0]
+        self.den = terms[1] if count == 2 else self.num
+        self.buffers = np.zeros(11 * k)
+        self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
+        self.s.eta, self.s.U, self.s.p = eta, U, p
+        self.s.fit_intercept = fit_intercept
+        self.s.theta = &self.theta[0, 0]
+        self.s.num = &self.num[0, 0]
+        self.s.den = &self.den[0, 0]
+        self.s.intercept = &self.intercept[0]
+        self.s.norm = &self.buffers[0]
+        self.s.shift = &self.buffers[k]
+        self.s.scale = &self.buffers[2 * k]
+        self.s.mass = &self.buffers[3 * k]
+        self.s.age = &self.buffers[4 * k]
+        self.s.a = &self.buffers[5 * k]
+        self.s.y_hat = &self.buffers[6 * k]
+        self.s.dot = &self.buffers[7 * k]
+        self.s.product = &self.buffers[8 * k]
+        self.s.anchor = &self.buffers[9 * k]
+        self.s.anchor_power = &self.buffers[10 * k]
+        self.s.binomial[0] = (2.0 - p) / p  # (also the exponent of _pnorm_power)
+        for q in range(1, ANCHOR_DEGREE):
+            self.s.binomial[q] = (self.s.binomial[q - 1] * (self.s.binomial[0] - q)
+                                  / (q + 1))
+        self.option_buffers = np.zeros((4 + GEODESIC_SUMS) * k)
+        self.s.residual = &self.option_buffers[0]
+        self.s.wx = &self.option_buffers[k]
+        self.s.rest = &self.option_buffers[2 * k]
+        self.s.rest_shift = &self.option_buffers[3 * k]
+        self.s.geodesic = &self.option_buffers[4 * k]
+        self.s.update, self.s.loss_kind = update, loss
+        self.s.clip_low, self.s.clip_high = clip_low, clip_high
+        self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
+                          or clip_low > float("-inf") or clip_high < float("inf")
+                          or _geodesic(psi))
+        if state is None:
+            with nogil:
+                _recompute_all(&self.s)
+            return
+        num, den, buffers, self.s.touched = state
+        if num is not None:
+            np.asarray(self.num)[...] = num
+        if den is not None:
+            np.asarray(self.den)[...] = den
+        # (Saved before pnorm's anchors, the last two k values, a state leaves them
+        # 0: none yet, and the first scale takes the power afresh.)
+        np.asarray(self.buffers)[:len(buffers)] = buffers
+
+    def terms(self):
+        """What the loop holds besides theta and b: ``(num, den, buffers, touched)``
+        (copies; None for an array psi does not store), to build the same loop
+        again with ``TrialLoop(..., state=...)`` instead of computing the terms."""
+        self.release()  # (theta held by a run: written back first)
+        import numpy as np
+
+        cdef double* arrays[3]
+        cdef Py_ssize_t count = _stored(&self.s, arrays)
+        return (np.array(self.num) if count > 1 else None,
+                np.array(self.den) if count > 2 else None,
+                np.array(self.buffers), self.s.touched)
+
+    def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
+                      const double[:, ::1] Y, const double[::1] sample_weight,
+                      const Py_ssize_t[::1] order):
+        """The loop reads rows of n features, targets of k outputs, a weight per row
+        and the rows of ``order`` without bounds checks: the shapes must agree."""
+        cdef Py_ssize_t t
+        if features != self.s.n or Y.shape[1] != self.s.k:
+            raise ValueError(
+                f"TrialLoop of {self.s.k} x {self.s.n} parameters got rows of "
+                f"{features} features and {Y.shape[1]} targets."
+            )
+        for t in range(order.shape[0]):
+            if not 0 <= order[t] < rows:
+                break
+        else:
+            if Y.shape[0] == rows and sample_weight.shape[0] in (0, rows):
+                return
+        span = f" (rows {min(order)} to {max(order)})" if order.shape[0] else ""
+        raise ValueError(
+            f"TrialLoop got {rows} rows, {Y.shape[0]} targets, "
+            f"{sample_weight.shape[0]} sample weights and {order.shape[0]} trials"
+            f"{span}."
+        )
+
+    def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
+                  const double[::1] sample_weight, const Py_ssize_t[::1] order):
+        """Run one trial per entry of ``order`` on the dense rows of X.
+
+        ``sample_weight`` may be empty (all weights 1). Returns
+        ``(status, trials, loss_sum)``: on ``DIVERGED``, ``trials`` is the position in
+        ``order`` of the failing trial and the state must be discarded.
+        """
+        self.release()  # (theta held by a run: written back first)
+        cdef Py_ssize_t t = 0, r, n_trials = order.shape[0]
+        cdef bint weighted = sample_weight.shape[0] > 0, ok = True
+        cdef double loss, total = 0.0, weight = 1.0
+        cdef const int32_t* no_index = NULL
+        cdef const double* x_next
+        self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order)
+        if self.s.options:
+            self._row_scratch(self.s.n)  # the implicit update works on whole rows
+        self.s.dot_ready = self.s.x_top_ready = False
+        with nogil:
+            while t < n_trials:
+                r = order[t]
+                if weighted:
+                    weight = sample_weight[r]
+                x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
+                ok = _trial(&self.s, &X[r, 0], no_index, self.s.n, True, x_next,
+                            &Y[r, 0], weight, &loss)
+                if not ok:
+                    break
+                total += weight * loss
+                t += 1
+            ok = ok and _state_finite(&self.s, no_index, 0)
+        return (OK if ok else DIVERGED), t, total
+
+    def run_csr(self, const double[::1] data, const index_t[::1] indices,
+                const index_t[::1] indptr, Py_ssize_t n_features,
+                const double[:, ::1] Y, const double[::1] sample_weight,
+                const Py_ssize_t[::1] order, bint check_rows=False, bint hold=False):
+        """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
+        columns.
+
+        Its structure must have been checked (:func:`csr_structure`), and the indices
+        of each row must be unique (canonical CSR): the normalizers are updated from
+        the rows' terms before and after the update. Or, with ``check_rows``, each
+        row is checked just before its trial, while its indices are read anyway
+        (a separate pass of csr_structure over all of them would cost more): the run
+        stops before the first row that fails, with status UNREADABLE, and the
+        state is then that of the trials before it. A run of k > 1 outputs of
+        psi = identity with enough entries per column holds theta transposed, in
+        a copy of k x n values (_columns_first). With ``hold``, a run that succeeds
+        keeps it so, for the next run_csr (a fit's next epoch), until
+        :meth:`release` or any other method but :meth:`weights`, which reads the
+        copy: theta is then out of date.
+        """
+        cdef Py_ssize_t t, r, start, end, longest = 0, n_trials = order.shape[0]
+        cdef Py_ssize_t stored = -1
+        cdef bint ok, unreadable
+        cdef double total
+        cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
+        cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
+        self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order)
+        if check_rows:
+            if indptr.shape[0] == 0 or indptr[0] != 0:
+                return UNREADABLE, 0, 0.0
+            stored = min(indices.shape[0], data.shape[0])
+        for r in range(indptr.shape[0] - 1):
+            start, end = indptr[r], indptr[r + 1]
+            if check_rows:  # (an unchecked row must not size the scratch)
+                start, end = max(start, 0), min(end, stored)
+            longest = max(longest, end - start)
+        self._row_scratch(longest)
+        self.s.dot_ready = False
+        self.s.lazy = _lazy_run(&self.s)
+        cdef double[:, :, ::1] outputs_inner
+        if self.s.theta_t == NULL and _columns_first(&self.s,
+                                                     indptr[indptr.shape[0] - 1]):
+            copy = _term_arrays(1, self.s.n + 4, self.s.k)
+            outputs_inner = copy
+            self.s.theta_t = &outputs_inner[0, 0, 0]
+            self.s.sums = self.s.theta_t + self.s.n * self.s.k
+            with nogil:
+                _swap_layout(&self.s, True)
+            self.outputs_inner = copy  # (weights read it from now on)
+        with nogil:
+            if _outputs_apart(&self.s) and self.s.theta_t == NULL:
+                ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
+                                                  stored, Y, sample_weight, order)
+            else:
+                ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
+                                           Y, 0, sample_weight, order, n_trials)
+            unreadable, self.s.unreadable = self.s.unreadable, False
+            # (The journal's columns are those of every row, and some were not
+            # checked when ``order`` leaves them out: then every parameter is.)
+            ok = ok and not unreadable and _state_finite(
+                &self.s, <const index_t*>NULL if check_rows else columns,
+                indptr[indptr.shape[0] - 1])
+        if not (hold and ok):
+            self.release()
+        return (UNREADABLE if unreadable else OK if ok else DIVERGED), t, total
+
+    def release(self):
+        """Write theta back from the copy a run_csr holds (``hold``), if any."""
+        if self.s.theta_t == NULL:
+            return
+        with nogil:
+            _swap_layout(&self.s, False)
+        self.s.theta_t = NULL
+        self.outputs_inner = None
+
+    def _row_scratch(self, Py_ssize_t longest):
+        """Make the gather buffers of CSR rows hold ``longest`` entries."""
+        import numpy as np
+
+        if self.s.options and (self.option_row is None
+                               or self.option_row.shape[0] < longest):
+            self.option_row = np.empty(max(longest, 1))
+            self.s.row_x = &self.option_row[0]
+        held = _held_rows(&self.s) * self.s.k
+        if self.row_buffers is not None and self.s.row_size >= longest:
+            return
+        self.row_buffers = np.empty((3 + held) * max(longest, 1))
+        self.s.row_size = longest
+        self.s.row_theta = &self.row_buffers[0]
+        self.s.row_num = &self.row_buffers[longest]
+        self.s.row_den = (self.s.row_num if self.s.den == self.s.num
+                          else &self.row_buffers[2 * longest])
+        self.s.row_held = &self.row_buffers[3 * longest] if held else NULL
+
+    def save(self, columns=None):
+        """Copy the state (parameters, terms, normalizers), for :meth:`restore`.
+
+        A run writes the parameters in place; an estimator that keeps its loop
+        between ``partial_fit`` calls saves it before each call, so that a call
+        that fails leaves the model exactly as it was. ``columns``, the column
+        indices of a CSR batch, if fewer than n / JOURNAL_SHARE (above, a whole
+        copy is the faster), limits the copy to the coordinates the batch touches
+        (O(k nnz)); the rest is copied only if the run writes it (a row
+        recomputed: _guard_rows). No exp either way.
+        """
+        self.release()  # (theta held by a run: written back first)
+        import numpy as np
+
+        cdef double* arrays[3]
+        cdef Py_ssize_t rows_at = self._vectors_size()
+        if self.saved is None:
+            self.saved = np.empty(rows_at + _stored(&self.s, arrays) * self.s.k
+                                  * self.s.n)
+        cdef double[::1] saved = self.saved
+        self._copy_vectors(&saved[0], False)
+        self.journal = None
+        cdef Py_ssize_t count
+        cdef Py_ssize_t[::1] picked
+        cdef double[::1] values
+        if columns is not None and JOURNAL_SHARE * len(columns) < self.s.n:
+            count = len(columns)
+            # Buffers reused from call to call: fresh ones would be fresh pages.
+            if (self.journal_buffers is None
+                    or self.journal_buffers[0].shape[0] < count):
+                self.journal_buffers = (np.empty(max(1, count), np.intp),
+                                        np.empty(max(1, count) * self.s.k
+                                                 * _stored(&self.s, arrays)))
+            picked, values = self.journal_buffers
+            picked = picked[:count]
+            # (A copy, not a view of the caller's X, kept after.)
+            np.copyto(np.asarray(picked), columns, casting="safe")
+            if count:
+                _copy_columns(&self.s, &picked[0], count, &values[0], False)
+            self.journal = (picked, values)
+            self.s.backup = &saved[rows_at]
+        else:
+            _copy_rows(&self.s, &saved[rows_at], False)
+            self.s.backup = NULL
+        self.s.backed_up = False
+        self.saved_state = self.s
+
+    def restore(self):
+        """Put back the state of the last :meth:`save`."""
+        self.release()  # (theta held by a run: written back first)
+        cdef State current = self.s
+        cdef double[::1] saved = self.saved
+        if self.journal is None or current.backed_up:
+            _copy_rows(&self.s, &saved[self._vectors_size()], True)
+        cdef const Py_ssize_t[::1] picked
+        cdef double[::1] values
+        if self.journal is not None:
+            picked, values = self.journal
+            if picked.shape[0]:
+                _copy_columns(&self.s, &picked[0], picked.shape[0], &values[0], True)
+        self._copy_vectors(&saved[0], True)
+        # The run may have grown the row scratch since: keep its buffers.
+        self.s = self.saved_state
+        self.s.row_theta, self.s.row_num = current.row_theta, current.row_num
+        self.s.row_den, self.s.row_held = current.row_den, current.row_held
+        self.s.row_size, self.s.row_x = current.row_size, current.row_x
+        self.s.backup = NULL
+        self.journal = None
+
+    cdef Py_ssize_t _vectors_size(self) noexcept:
+        return (self.intercept.shape[0] + self.buffers.shape[0]
+                + self.option_buffers.shape[0])
+
+    cdef void _copy_vectors(self, double* copy, bint back) noexcept:
+        """Copy the intercepts and the per-row buffers to ``copy``
+        (:meth:`_vectors_size` doubles), or back from it."""
+        cdef double* vectors[3]
+        cdef Py_ssize_t sizes[3]
+        cdef Py_ssize_t q, offset = 0
+        vectors[0], sizes[0] = &self.intercept[0], self.intercept.shape[0]
+        vectors[1], sizes[1] = &self.buffers[0], self.buffers.shape[0]
+        vectors[2], sizes[2] = &self.option_buffers[0], self.option_buffers.shape[0]
+        for q in range(3):
+            if back:
+                memcpy(vectors[q], copy + offset, sizes[q] * sizeof(double))
+            else:
+                memcpy(copy + offset, vectors[q], sizes[q] * sizeof(double))
+            offset += sizes[q]
+
+    def weights(self, columns=None):
+        """The weight matrix Omega = psi(Theta) as a new (k, n) array, or its
+        ``columns`` (k, len(columns)) in O(k len(columns)).
+
+        The rows' scales are those the loop predicts with: their normalizers are
+        updated incrementally and summed afresh whenever that may have cost them
+        precision (MASS_LIMIT bounds their relative rounding by ~1e-13; ~1e-14 in
+        practice). Reading the weights changes nothing in the loop, not even where
+        it holds theta (another thread may predict while a call runs).
+        """
+        import numpy as np
+
+        cdef Py_ssize_t j, q, i, k = self.s.k, n = self.s.n
+        cdef bint every = columns is None
+        picked = np.empty(0, np.intp) if every else np.asarray(columns, np.intp)
+        if picked.size and not (0 <= picked.min() and picked.max() < n):
+            raise ValueError(f"Columns must lie in [0, {n}).")
+        held = self.outputs_inner  # (a reference: it stays alive while read)
+        if held is not None:
+            # theta outputs innermost (_columns_first), psi = identity: the weights.
+            weights = held[0, :n].T
+            return np.array(weights if every else weights[:, picked])
+        cdef const Py_ssize_t[::1] index = picked
+        out = np.empty((k, n if every else index.shape[0]))
+        cdef double[:, ::1] omega = out
+        with nogil:
+            for j in range(k):
+                for q in range(omega.shape[1]):
+                    # (Whole rows are read in order, not through an index of every
+                    # column: the loop then vectorizes.)
+                    i = j * n + (q if every else index[q])
+                    omega[j, q] = self.s.scale[j] * _unscaled_weight(
+                        &self.s, self.s.num[i], self.s.den[i])
+        return out
