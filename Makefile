@@ -2,7 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py sklearn_ga/_kernel.pyx | cksum | cut -d' ' -f1)
+# The build inputs: the kernel's .pyx and every part it includes from sklearn_ga/_src.
+KERNEL_SOURCES := sklearn_ga/_kernel.pyx $(sort $(wildcard sklearn_ga/_src/*.h sklearn_ga/_src/*.pxi))
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py $(KERNEL_SOURCES) | cksum | cut -d' ' -f1)
 
 .PHONY: install demo test lint bench docs docs-check clean
 

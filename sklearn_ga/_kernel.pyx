@@ -17,8 +17,8 @@ prediction, loss or parameter) as a status with the trial index.
 
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy
-from libc.math cimport (exp, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin, sqrt,
-                        pow, ldexp, ilogb, isfinite, INFINITY)
+from libc.math cimport (exp, expm1, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin,
+                        sqrt, pow, ldexp, ilogb, isfinite, INFINITY)
 
 include "_src/primitives.pxi"
 include "_src/state.pxi"

@@ -1,4 +1,5 @@
-/* Branch-free e^x and ln x to about 2 ulp, so that loops calling them vectorize. */
+/* Branch-free e^x and ln x to about 2 ulp (tests/test_primitives.py), so that loops
+   calling them vectorize. */
 #ifndef SKLEARN_GA_GA_EXP_LOG_H
 #define SKLEARN_GA_GA_EXP_LOG_H
 

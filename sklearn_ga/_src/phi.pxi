@@ -22,6 +22,11 @@ cdef extern from *:
     """
     bint _coupled "ga_phi_coupled"(int phi) noexcept nogil
 
+# pi / 2 as the double nearest it and the rest (the registry's HALF_PI_HIGH, _LOW).
+cdef double HALF_PI_HIGH = 1.5707963267948966
+cdef double HALF_PI_LOW = 6.123233995736766e-17
+
+
 cdef inline double _xlogx(double x) noexcept nogil:
     # 0 ln 0 = 1 ln 1 = 0 without a log call (class targets are 0 or 1).
     return 0.0 if x <= 0.0 or x == 1.0 else x * log(x)
@@ -37,25 +42,60 @@ cdef inline double _bernoulli_loss(double z, double a, double tail) noexcept nog
             + tail) + _xlogx(z) + _xlogx(1.0 - z))
 
 
+cdef inline double _arctan_loss(double y, double a) noexcept nogil:
+    """Matching loss of arctan, (y_hat - y) tan(y_hat) + ln(cos y_hat / cos y) with
+    tan(y_hat) = a. Near the ends of the range y_hat - y and cos y are differences
+    from +-pi/2, taken from pi/2 in two parts: arctan a = sign(a) pi/2 - arctan(1/a)
+    for |a| > 1, and cos y = sin(pi/2 - |y|)."""
+    cdef double side, gap, half_log, log_cos_y
+    if fabs(a) > 1.0:
+        side = 1.0 if a > 0.0 else -1.0
+        gap = (side * HALF_PI_HIGH - y) + side * HALF_PI_LOW - atan(1.0 / a)
+        # 0.5 ln(1 + a^2) without overflow.
+        half_log = log(fabs(a)) + 0.5 * log1p((1.0 / a) * (1.0 / a))
+    else:
+        gap = atan(a) - y
+        half_log = 0.5 * log1p(a * a)
+    if fabs(y) > 1.0:
+        log_cos_y = log(sin((HALF_PI_HIGH - fabs(y)) + HALF_PI_LOW))
+    else:
+        log_cos_y = log(cos(y))
+    return a * gap - half_log - log_cos_y
+
+
+cdef inline double _exp_loss(double y, double y_hat, double a) noexcept nogil:
+    """Matching loss of exp, y ln y - y a - y + e^a = y (e^d - 1 - d) with
+    d = a - ln y: no cancellation near the exact fit; e^a at y = 0."""
+    cdef double d
+    if y > 0.0:
+        d = a - log(y)
+        return y * (expm1(d) - d)
+    return y_hat
+
+
 cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     """Set y_hat = phi(a) and return the matching loss L_phi(y, y_hat) (KW01 eq. 2).
 
     Losses are computed from the activation so they stay exact when y_hat saturates.
     """
     cdef Py_ssize_t j, k = s.k
-    cdef double a, loss = 0.0, amax, lse, z
+    cdef double a, loss = 0.0, amax, lse, log_sum, z
     if s.phi == PHI_SOFTMAX:
         amax = s.a[0]
         for j in range(1, k):
             if s.a[j] > amax:
                 amax = s.a[j]
-        lse = 0.0
+        log_sum = 0.0
         for j in range(k):
-            lse += exp(s.a[j] - amax)
-        lse = amax + log(lse)
+            log_sum += exp(s.a[j] - amax)
+        log_sum = log(log_sum)
+        lse = amax + log_sum
         for j in range(k):
             s.y_hat[j] = exp(s.a[j] - lse)
-            loss += _xlogx(y[j]) - y[j] * (s.a[j] - lse)
+            # ln y_hat_j = (a_j - max a) - ln sum_l e^{a_l - max a}, as the registry's
+            # log_softmax; a class of target 0 adds nothing.
+            if y[j] > 0.0:
+                loss += _xlogx(y[j]) - y[j] * ((s.a[j] - amax) - log_sum)
         return loss
     for j in range(k):
         a = s.a[j]
@@ -73,12 +113,10 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
                                     log1p(exp(-2.0 * fabs(a))))
         elif s.phi == PHI_ARCTAN:
             s.y_hat[j] = atan(a)
-            z = log(fabs(a)) + 0.5 * log1p(1.0 / (a * a)) if fabs(a) > 1.0 \
-                else 0.5 * log1p(a * a)
-            loss += a * (s.y_hat[j] - y[j]) - z - log(cos(y[j]))
+            loss += _arctan_loss(y[j], a)
         elif s.phi == PHI_EXP:
             s.y_hat[j] = exp(a)
-            loss += _xlogx(y[j]) - y[j] * a - y[j] + s.y_hat[j]
+            loss += _exp_loss(y[j], s.y_hat[j], a)
         elif s.phi == PHI_SIGN:
             # An undecided prediction (a = 0) counts as a mistake, as in the Perceptron.
             s.y_hat[j] = y[j] if y[j] * a > 0.0 else -y[j]

@@ -264,6 +264,11 @@ cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
         elif _geodesic(s.psi) and not shift > 0.0:
             shift = 1.0
     if _geodesic(s.psi) and not 1.0 / SCALE_LIMIT <= shift <= SCALE_LIMIT:
+        if shift < DBL_MIN:
+            # A subnormal shift: 2^-ilogb(shift) would overflow; lift the row first.
+            for i in range(base, base + s.n):
+                s.theta[i] *= SCALE_LIMIT
+            shift *= SCALE_LIMIT
         factor = ldexp(1.0, -ilogb(shift))
         for i in range(base, base + s.n):
             s.theta[i] *= factor
