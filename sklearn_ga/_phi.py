@@ -113,7 +113,10 @@ def _potential_tanh(a):
 
 
 def _potential_arctan(a):
-    return a * np.arctan(a) - _half_log1p_square(a)
+    # About pi |a| / 2 - ln |a| for large |a|: +inf at +-inf (not inf - inf).
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(a), np.inf,
+                        a * np.arctan(a) - _half_log1p_square(a))
 
 
 def _potential_softmax(a):

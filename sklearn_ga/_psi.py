@@ -150,15 +150,37 @@ def _divergence_exp(theta_tilde, theta, U, p):
 
 
 def _divergence_pnorm(theta_tilde, theta, U, p):
-    # Slides: ||theta~||_p^2 / 2 + ||theta||_p^2 / 2 - theta~ . psi(theta), using
-    # theta . psi(theta) = ||theta||_p^2. It is s^2 times that of theta~ / s and
-    # theta / s: in units s of the larger |entry| of each row pair, the squares do
-    # not overflow.
-    s, _ = _unit_rows(np.maximum(np.abs(theta_tilde), np.abs(theta)))
+    # ||theta~||_p^2 / 2 - ||theta||_p^2 / 2 - (theta~ - theta) . psi(theta), in units
+    # s (a power of 2: exact) of the larger |entry| of each row pair, so the squares
+    # do not overflow. Both parts vanish exactly at theta~ = theta; near it the
+    # difference of the squares is (f~ - f)(f~ + f) with f~ - f from the
+    # coordinates' own differences |theta~_j|^p - |theta_j|^p, each without
+    # cancellation, so the error is about eps |theta| |theta~ - theta|, not
+    # eps |theta|^2.
+    if p == 2:
+        return _divergence_identity(theta_tilde, theta, U, p)
+    high = np.max(np.maximum(np.abs(theta_tilde), np.abs(theta)), axis=-1,
+                  keepdims=True)
+    s = np.where(high > 0, np.ldexp(1.0, np.frexp(high)[1]), 1.0)
     theta_tilde, theta = theta_tilde / s, theta / s
-    unit = (_potential_pnorm(theta_tilde, U, p) + _potential_pnorm(theta, U, p)
-            - np.sum(theta_tilde * _pnorm(theta, U, p), axis=-1))
-    with np.errstate(over="ignore"):  # (past the largest double: inf)
+    norm_tilde, norm = _pnorm_norms(theta_tilde, p), _pnorm_norms(theta, p)
+    d = theta_tilde - theta
+    linear = np.sum(d * _pnorm(theta, U, p), axis=-1)
+    with np.errstate(all="ignore"):  # (the masked entries)
+        ratio = norm_tilde / norm
+        # (f~ / f)^p within [1/2, 2]: |theta~_j|^p stays below 2 ||theta||_p^p.
+        near = (ratio >= 2.0 ** (-1 / p)) & (ratio <= 2.0 ** (1 / p))
+        top = np.where(norm > 0, np.max(np.abs(theta), axis=-1), 1.0)[..., None]
+        q, q_tilde = theta / top, theta_tilde / top
+        powers = np.abs(q) ** p
+        log_ratio = p * np.log1p(d / theta)
+        own = (q != 0) & (np.sign(q_tilde) == np.sign(q)) & (np.abs(log_ratio) < 1)
+        steps = np.where(own, powers * np.expm1(log_ratio),
+                         np.abs(q_tilde) ** p - powers)
+        relative = np.maximum(np.sum(steps, axis=-1) / np.sum(powers, axis=-1), -1.0)
+        gap = np.where(near, norm * np.expm1(np.log1p(relative) / p),
+                       norm_tilde - norm)
+        unit = 0.5 * gap * (norm_tilde + norm) - linear
         return s[..., 0] * (s[..., 0] * unit)  # (s^2 may overflow where unit is 0)
 
 

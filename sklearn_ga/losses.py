@@ -167,11 +167,29 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
     phi = grad P_phi and psi = grad P_psi (KW01 §2); for ``psi="eg_pm"``, P is
     ``ln sum_j (e^theta_j + e^-theta_j)``, whose gradient is the weights over U.
 
+    At the edges, every phi gives its limit and every psi refuses:
+
+    ================ ============== ============== ================================
+    phi              a -> +inf      a -> -inf      no samples / no outputs
+    ================ ============== ============== ================================
+    identity, tanh,  +inf           +inf           empty array / 0 per sample
+    arctan, sign
+    logistic, exp    +inf           0              empty array / 0 per sample
+    softmax (rows)   +inf if one    -inf if all    empty array / ValueError (a
+                     entry is +inf  entries are    row needs an activation)
+                                    -inf
+    any psi          ValueError     ValueError     ValueError (parameters are
+                                                   finite, at least one)
+    ================ ============== ============== ================================
+
+    (For softmax an entry at -inf adds nothing to its row: ``ln sum_j e^a_j``.)
+
     Parameters
     ----------
     z : array-like of shape (n_samples,) or (n_samples, n_outputs), or (k, n)
-        Activations (with ``phi``) or parameters Theta (with ``psi``, one row per
-        output; a 1-D array is one row).
+        Activations (with ``phi``; for softmax a 1-D array is one sample's row)
+        or parameters Theta (with ``psi``, one row per output; a 1-D array is one
+        row).
     phi : str, default=None
         Transfer function (a key of :data:`sklearn_ga.PHI`).
     psi : str, default=None
@@ -185,8 +203,9 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
     Returns
     -------
     value : ndarray of shape (n_samples,) or float
-        With ``phi``, the potential of each sample summed over outputs; with
-        ``psi``, the sum over rows.
+        With ``phi``, the potential of each sample summed over outputs (a float
+        for one sample: a number, or softmax's 1-D row); with ``psi``, the sum
+        over rows.
 
     Examples
     --------
@@ -201,9 +220,16 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
     z = _as_float_array(z, "z")
     if phi is not None:
         entry = _phi_entry(phi)
-        return _per_sample(entry, entry.potential(z))
+        if entry.name == "softmax" and z.ndim > 0 and z.shape[-1] == 0:
+            raise ValueError("z has rows without activations; softmax's potential "
+                             "ln sum_j e^(a_j) needs at least one per sample.")
+        with np.errstate(over="ignore"):  # (past the largest double: inf)
+            values = _per_sample(entry, entry.potential(z))
+        return float(values) if values.ndim == 0 else values
     entry = _psi_entry(psi, bregman=True, U=U, p=p)
-    return float(np.sum(entry.potential(_as_parameters(z, "z"), U, p)))
+    theta = _as_parameters(z, "z")
+    with np.errstate(over="ignore"):  # (past the largest double: inf)
+        return float(np.sum(entry.potential(theta, U, p)))
 
 
 def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):

@@ -17,6 +17,11 @@ cumulative on-line loss, ``cumulative_loss_`` of the estimators.
 KMWW Theorems 6 (explicit rule, eq. 12) and 8 (implicit rule, eq. 16) bound it
 with the Riemannian measure D = dist^2 / 2 (eq. 8) of the geometry the weights move
 in, and their Examples 6 and 7 tune the rate of gradient descent and natural EG.
+
+Every rate and bound returned is a finite double. One that is not (it overflows, or
+it underflows to 0 where its exact value is positive) raises the same ValueError in
+every function: "<theorem>: the learning rate | loss bound overflows | underflows
+in floating point".
 """
 
 import warnings
@@ -192,6 +197,18 @@ def _check_nonnegative(**values):
             raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
 
 
+def _check_tuning(K, R):
+    """Whether K and R of eq. (31) are given; both or neither, K >= 0, R > 0."""
+    if (K is None) != (R is None):
+        raise ValueError("Give both K and R for the tuned rate of eq. (31), or "
+                         "neither for 1 / (2 b c).")
+    if K is None:
+        return False
+    _check_positive(R=R)
+    _check_nonnegative(K=K)
+    return True
+
+
 def _check_within(comparator_loss, K):
     if K is not None and comparator_loss > K:
         raise ValueError(f"The tuned rate needs Loss(u) <= K; got {comparator_loss!r} "
@@ -202,21 +219,40 @@ def _finite(value):
     return isinstance(value, Real) and bool(np.isfinite(value))
 
 
-def _checked(guarantee):
-    """The rate and bound as floats, or a ValueError if either overflowed."""
-    eta, bound = guarantee
-    if not (np.isfinite(eta) and np.isfinite(bound)):
-        raise ValueError(f"The rate or the bound overflows (eta={eta:.6g}, bound="
-                         f"{bound:.6g}): the constants are too large or too small "
-                         "for floating point. Scale the inputs.")
-    return Guarantee(*map(float, guarantee))
+def _representable(source, name, value, positive):
+    """``value`` as a float, or the ValueError that every function of this module
+    raises for a rate or a bound that overflows or underflows.
+
+    A value overflows when it is infinite or NaN (inf - inf), and underflows when
+    its exact value is positive (``positive``) but it rounds to 0: a rate of 0
+    learns nothing, a bound of 0 claims too much.
+    """
+    if not np.isfinite(value):
+        problem = "overflows"
+    elif positive and value == 0:
+        problem = "underflows"
+    else:
+        return float(value)
+    raise ValueError(
+        f"{source}: the {name} {problem} in floating point (it is {value:.6g}); the "
+        "constants it is made of are too large or too small. Scale the inputs (e.g. "
+        "with StandardScaler or MaxAbsScaler), or use a numeric eta."
+    )
 
 
-def _tuned_rate_factor(z):
-    # sqrt(z^2 + z) - z written without cancellation, and 0 at z = 0 (a comparator
-    # at Theta_1); it tends to 1/2 as z -> inf, the limit K -> 0 of eq. (31) and of
-    # HKW (15), (18).
-    return 0.5 if np.isinf(z) else np.sqrt(z) / (np.sqrt(z + 1.0) + np.sqrt(z))
+def _guarantee(source, eta, bound, *, eta_positive, bound_positive):
+    return Guarantee(_representable(source, "learning rate", eta, eta_positive),
+                     _representable(source, "loss bound", bound, bound_positive))
+
+
+def _tuned_rate_factor(root, K):
+    """sqrt(z^2 + z) - z for z = root^2 / K, without cancellation (and without
+    squaring root, which may underflow): 0 at root = 0 (a comparator at Theta_1),
+    1/2 at K = 0, the noise-free limit of eq. (31) and of HKW (15), (18)."""
+    if K == 0:
+        return 0.5
+    root = root / np.sqrt(np.float64(K))
+    return 0.5 if np.isinf(root) else root / (np.hypot(root, 1.0) + root)
 
 
 def theorem3_learning_rate(b, c, *, K=None, R=None):
@@ -248,24 +284,13 @@ def theorem3_learning_rate(b, c, *, K=None, R=None):
     0.2317
     """
     _check_positive(b=b, c=c)
-    if (K is None) != (R is None):
-        raise ValueError("Give both K and R for the tuned rate of eq. (31), or "
-                         "neither for 1 / (2 b c).")
-    if K is None:
-        factor = 0.5
-    else:
-        _check_positive(R=R)
-        _check_nonnegative(K=K)
+    _check_tuning(K, R)
+    with np.errstate(all="ignore"):  # (reported by _representable)
+        bc = np.float64(b) * c
         # Eq. (31) with z = bcR / K: eta = (sqrt(z^2 + z) - z) / (bc).
-        factor = _tuned_rate_factor(b * c * R / K if K > 0 else np.inf)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        eta = float(factor / (np.float64(b) * c))
-    if not np.isfinite(eta):
-        raise ValueError(f"Theorem 3's rate overflows: b c = {b * c!r} is too small. "
-                         "Inputs this small bound nothing in floating point; scale "
-                         "the inputs up (e.g. with StandardScaler), or use a numeric "
-                         "eta.")
-    return eta
+        factor = 0.5 if K is None else _tuned_rate_factor(np.sqrt(bc * R), K)
+        eta = factor / bc
+    return _representable("KW01 Theorem 3", "learning rate", eta, True)
 
 
 def theorem3_bound(b, c, comparator_loss, divergence, *, K=None, R=None):
@@ -296,16 +321,23 @@ def theorem3_bound(b, c, comparator_loss, divergence, *, K=None, R=None):
     """
     _check_positive(b=b, c=c)
     _check_nonnegative(comparator_loss=comparator_loss, divergence=divergence)
-    if K is None and R is None:
-        return float(2.0 * comparator_loss + 4.0 * b * c * divergence)
-    theorem3_learning_rate(b, c, K=K, R=R)  # validates K and R
-    if comparator_loss > K or divergence > R:
-        raise ValueError(
-            f"Bound (32) needs Loss(Theta*) <= K and Delta(Theta_1, Theta*) <= R; "
-            f"got {comparator_loss:.6g} > K={K:.6g} or {divergence:.6g} > R={R:.6g}."
-        )
-    return float(comparator_loss + 2.0 * np.sqrt(K * R) * np.sqrt(b * c)
-                 + 4.0 * b * c * R)
+    if _check_tuning(K, R):
+        if comparator_loss > K or divergence > R:
+            raise ValueError(
+                f"Bound (32) needs Loss(Theta*) <= K and Delta(Theta_1, Theta*) <= R; "
+                f"got {comparator_loss:.6g} > K={K:.6g} or {divergence:.6g} > "
+                f"R={R:.6g}."
+            )
+    with np.errstate(all="ignore"):  # (reported by _representable)
+        bc = np.float64(b) * c
+        if K is None:
+            bound = 2.0 * comparator_loss + 4.0 * bc * divergence
+        else:
+            bound = (comparator_loss + 2.0 * np.sqrt(np.float64(K) * R) * np.sqrt(bc)
+                     + 4.0 * bc * R)
+    # (R > 0: the bound (32) is positive.)
+    return _representable("KW01 Theorem 3", "loss bound", bound,
+                          comparator_loss > 0 or divergence > 0 or K is not None)
 
 
 def relative_loss_bound(X, y, theta, *, psi="identity", phi="identity", U=1.0,
@@ -419,16 +451,19 @@ def hkw_theorem1(X_norm, Z, distance, comparator_loss=0.0, *, K=None):
     _check_positive(X_norm=X_norm, Z=Z)
     _check_nonnegative(distance=distance, comparator_loss=comparator_loss, K=K)
     _check_within(comparator_loss, K)
-    with np.errstate(all="ignore"):  # (overflow is an error, below)
+    with np.errstate(all="ignore"):  # (reported by _guarantee)
         distance = np.float64(distance)
         xz = np.float64(X_norm) ** 2 * Z
         if K is None:
-            return _checked((1.0 / (2.0 * xz),
-                             2.0 * (comparator_loss + distance**2 * xz)))
-        z = distance**2 * xz / (2.0 * K) if K > 0 else np.inf
-        return _checked((_tuned_rate_factor(z) / xz,
-                         comparator_loss + distance * X_norm * np.sqrt(2.0 * K * Z)
-                         + 2.0 * distance**2 * xz))
+            eta, bound = 1.0 / (2.0 * xz), 2.0 * (comparator_loss + distance**2 * xz)
+        else:
+            # z = ||u - w_1||^2 X^2 Z / (2K)
+            eta = _tuned_rate_factor(distance * np.sqrt(xz / 2.0), K) / xz
+            bound = (comparator_loss + distance * X_norm * np.sqrt(2.0 * K * Z)
+                     + 2.0 * distance**2 * xz)
+    return _guarantee("HKW Theorem 1", eta, bound,
+                      eta_positive=K is None or K == 0 or distance > 0,
+                      bound_positive=comparator_loss > 0 or distance > 0)
 
 
 def hkw_theorem2(X_norm, Z, U, n_features, comparator_loss=0.0, *, K=None, D=None):
@@ -479,15 +514,19 @@ def hkw_theorem2(X_norm, Z, U, n_features, comparator_loss=0.0, *, K=None, D=Non
     if not (isinstance(n_features, Integral) and n_features >= 1):
         raise ValueError(f"n_features must be an integer >= 1; got {n_features!r}.")
     D = np.log(2.0 * n_features) if D is None else D
-    with np.errstate(all="ignore"):  # (overflow is an error, below)
+    with np.errstate(all="ignore"):  # (reported by _guarantee)
         uxz = (np.float64(U) * X_norm) ** 2 * Z
         if K is None:
-            return _checked((1.0 / (4.0 * uxz),
-                             4.0 / 3.0 * (comparator_loss + 4.0 * uxz * D)))
-        z = uxz * D / K if K > 0 else np.inf
-        return _checked((_tuned_rate_factor(z) / uxz,
-                         comparator_loss + 2.0 * U * X_norm * np.sqrt(K * Z * D)
-                         + 4.0 * uxz * D))
+            eta = 1.0 / (4.0 * uxz)
+            bound = 4.0 / 3.0 * (comparator_loss + 4.0 * uxz * D)
+        else:
+            # z = (UX)^2 Z D / K
+            eta = _tuned_rate_factor(np.sqrt(uxz) * np.sqrt(D), K) / uxz
+            bound = (comparator_loss + 2.0 * np.float64(U) * X_norm
+                     * np.sqrt(np.float64(K) * Z * D) + 4.0 * uxz * D)
+    return _guarantee("HKW Theorem 2", eta, bound,
+                      eta_positive=K is None or K == 0 or D > 0,
+                      bound_positive=comparator_loss > 0 or D > 0)
 
 
 # -- KMWW: the geometric view (Theorems 6 and 8, Examples 6 and 7) -------------------
@@ -517,14 +556,13 @@ def _geometric_bound(comparator_loss, comparator, start, end, path_measure, eta,
             "KMWW Theorem 6 assumes each loss convex along the geodesic from w_t to "
             "w*; the value returned is no guarantee unless that holds.", UserWarning,
             stacklevel=3)
-    with np.errstate(all="ignore"):  # (overflow is an error, below)
+    with np.errstate(all="ignore"):  # (reported by _representable)
         D = 0.5 * dist**2  # eq. (8)
         bound = (comparator_loss + (D[1] - D[0]) / eta + sign * path_measure / eta
                  - (0.0 if lambdas is None else 2.0 * float(lambdas @ D[2:])))
-    if not np.isfinite(bound):
-        raise ValueError(f"The bound overflows (eta={eta:.6g}): the measures are too "
-                         "large or eta too small for floating point.")
-    return float(bound)
+    # (The bound may be negative: no underflow to tell.)
+    return _representable(f"KMWW Theorem {6 if sign > 0 else 8}", "loss bound",
+                          bound, False)
 
 
 def kmww_theorem6(comparator_loss, comparator, start, end, path_measure, eta, *,
@@ -668,10 +706,11 @@ def _check_trials(n_trials):
         raise ValueError(f"n_trials must be an integer >= 1; got {n_trials!r}.")
 
 
-def _example_guarantee(eta, bound, comparator_loss):
+def _example_guarantee(source, eta, bound, comparator_loss):
     _check_nonnegative(comparator_loss=comparator_loss)
-    with np.errstate(all="ignore"):
-        return _checked((eta, comparator_loss + bound))
+    with np.errstate(all="ignore"):  # (reported by _guarantee)
+        return _guarantee(source, eta, comparator_loss + bound, eta_positive=True,
+                          bound_positive=True)
 
 
 def kmww_example6(R2, Z, U, n_trials, comparator_loss=0.0):
@@ -715,8 +754,8 @@ def kmww_example6(R2, Z, U, n_trials, comparator_loss=0.0):
     _check_trials(n_trials)
     root = np.sqrt(np.float64(n_trials))
     with np.errstate(all="ignore"):
-        return _example_guarantee(U / (R2 * Z * root), R2 * Z * U * root,
-                                  comparator_loss)
+        return _example_guarantee("KMWW Example 6", U / (R2 * Z * root),
+                                  R2 * Z * U * root, comparator_loss)
 
 
 def kmww_example7(R_inf, Z, U, n_trials, comparator_loss=0.0):
@@ -765,6 +804,6 @@ def kmww_example7(R_inf, Z, U, n_trials, comparator_loss=0.0):
     _check_trials(n_trials)
     root = np.sqrt(np.float64(n_trials))
     with np.errstate(all="ignore"):
-        return _example_guarantee(1.0 / (Z * R_inf * root),
+        return _example_guarantee("KMWW Example 7", 1.0 / (Z * R_inf * root),
                                   R_inf * Z * np.float64(U) ** 2 * root,
                                   comparator_loss)

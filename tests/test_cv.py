@@ -28,6 +28,23 @@ def sparse_target(m=700, n=30, seed=0):
     return X, np.tanh(1.5 * X[:, 0] - X[:, 3] + 0.1 * rng.normal(size=m))
 
 
+def assert_results_table(search, etas, Us=(1.0,)):
+    """cv_results_ lists the grid (U varying slowest) in its parameter columns, and
+    ranks mean_test_loss: 1 for the least (best_index_), ties in grid order."""
+    results = search.cv_results_
+    grid = [{"eta": float(eta), "U": float(U)} for U in Us for eta in etas]
+    assert results["params"] == grid
+    assert results["param_eta"].tolist() == [config["eta"] for config in grid]
+    assert results["param_U"].tolist() == [config["U"] for config in grid]
+    losses = results["mean_test_loss"]
+    expected = [1 + sum(other < loss or (other == loss and j < i)
+                        for j, other in enumerate(losses))
+                for i, loss in enumerate(losses)]
+    assert results["rank_test_loss"].tolist() == expected
+    assert results["rank_test_loss"][search.best_index_] == 1
+    assert losses[search.best_index_] == np.min(losses)
+
+
 def separate(estimator_class, config, X, y, **fit_params):
     model = estimator_class(**config)
     return model.partial_fit(X, y, **fit_params)
@@ -40,7 +57,7 @@ def test_regressor_grid_equals_separate_runs(psi, sparse):
     Xin = sp.csr_matrix(X) if sparse else X
     search = GARegressorCV(psi=psi, phi="tanh", etas=ETAS, Us=US, p=3.0).fit(Xin, y)
     results = search.cv_results_
-    assert len(results["params"]) == len(ETAS) * (len(US) if psi == "eg_pm" else 1)
+    assert_results_table(search, ETAS, US if psi == "eg_pm" else (1.0,))
     for params, loss in zip(results["params"], results["progressive_loss"],
                             strict=True):
         config = {"psi": psi, "phi": "tanh", "p": 3.0, **params}
@@ -109,6 +126,7 @@ def test_classifier_grid_equals_separate_runs(phi):
     X, y = sparse_target(seed=1)
     labels = np.digitize(y, [-0.3, 0.3])  # three classes
     search = GAClassifierCV(psi="eg_pm", phi=phi, etas=ETAS, Us=US).fit(X, labels)
+    assert_results_table(search, ETAS, US)
     for params, loss in zip(search.cv_results_["params"],
                             search.cv_results_["progressive_loss"], strict=True):
         model = separate(GAClassifier, {"psi": "eg_pm", "phi": phi, **params}, X,
@@ -158,6 +176,7 @@ def test_kfold_never_selects_a_configuration_whose_final_pass_diverged():
     search = GARegressorCV(etas=[1e-6, 0.1], cv=cv).fit(X, y)
     assert search.eta_ == 1e-6 and np.isfinite(search.coef_).all()
     assert np.isinf(search.cv_results_["mean_test_loss"][1])
+    assert_results_table(search, [1e-6, 0.1])
     with pytest.raises(ValueError, match="every configuration diverged"):
         GARegressorCV(etas=[0.1, 1.0], cv=cv).fit(X, y)
 
@@ -179,6 +198,7 @@ def test_kfold_selects_the_least_held_out_loss():
     np.testing.assert_allclose(search.cv_results_["mean_test_loss"], expected,
                                rtol=1e-9)
     assert search.best_index_ == int(np.argmin(expected))
+    assert_results_table(search, ETAS[:3], US)
     # k-fold selection needs the whole data set: no partial_fit (hasattr is False,
     # as scikit-learn's checks and meta-estimators expect).
     assert not hasattr(search, "partial_fit")

@@ -5,9 +5,12 @@ the pages below are run here, in order, in one namespace per page.
 """
 
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
+import joblib
 import numpy as np
 
 DOC = Path(__file__).resolve().parent.parent / "doc"
@@ -47,3 +50,54 @@ def test_sgd_equivalence_example():
     np.testing.assert_allclose(ns["ga"].coef_, ns["sgd"].coef_, rtol=1e-12)
     np.testing.assert_allclose(ns["ga"].intercept_, ns["sgd"].intercept_, rtol=1e-12)
 
+
+
+def test_saving_atomically(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns = run_page("user_guide/persistence.rst")
+    model, save_atomically = ns["model"], ns["save_atomically"]
+    X = np.random.default_rng(1).normal(size=(20, 5))
+    for restored in (ns["restored"], ns["checked"]):
+        np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model.joblib",
+                                                               "model.skops"]
+    # A dump that fails half-way leaves the saved model whole, and no temporary file.
+    before = (tmp_path / "model.joblib").read_bytes()
+
+    def failing_dump(model, file):
+        file.write(before[: len(before) // 2])
+        raise KeyboardInterrupt
+
+    try:
+        save_atomically(model, "model.joblib", dump=failing_dump)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the failing dump did not fail")
+    assert (tmp_path / "model.joblib").read_bytes() == before
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_saving_atomically_survives_a_killed_process(tmp_path):
+    # The process dies while writing: the model at the path stays the old one.
+    source = "\n".join(textwrap.dedent(block) for block in CODE_BLOCK.findall(
+        (DOC / "user_guide/persistence.rst").read_text(encoding="utf-8")))
+    script = source + textwrap.dedent("""
+        import signal
+        model.partial_fit(X, np.tanh(X[:, 2]))
+
+        def dump_then_die(model, file):
+            joblib.dump(model, file)
+            file.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        save_atomically(model, "model.joblib", dump=dump_then_die)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path,
+                            capture_output=True, timeout=120)
+    assert result.returncode == -9, result.stderr.decode()
+    first = joblib.load(tmp_path / "model.joblib")
+    assert first.t_ == 200  # the model saved before, not the one being written
+    leftovers = [path.name for path in tmp_path.iterdir()
+                 if path.name.startswith(".saving-")]
+    assert len(leftovers) == 1

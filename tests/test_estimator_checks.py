@@ -1,10 +1,12 @@
 """scikit-learn's estimator checks for every valid (psi, phi) configuration.
 
-The default configurations (``GARegressor()``, ``GAClassifier()``) pass every check
-but the sample-weight equivalence checks, which no on-line learner can pass: a trial
-of weight 2 is one step of twice the size, not two steps (scikit-learn expects the
-same failure of its SGD estimators). Other configurations fail a check only when the
-check feeds data outside their domain; each such failure is listed with its reason.
+Every configuration passes every check but the sample-weight equivalence checks,
+which no on-line learner can pass: a trial of weight 2 is one double step, not two
+steps, and the trials come in another order (scikit-learn expects the same failure of
+its SGD estimators). Other configurations fail a check only when the check feeds data
+outside their domain, or for a reason given in ``expected_failures``. Each failure is
+asserted, configuration by configuration, with its error: a check that starts to
+pass, or fails for another reason, fails.
 """
 
 import re
@@ -22,45 +24,13 @@ from sklearn_ga import (
     GARegressorCV,
 )
 
-ONLINE = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "on-line: a weight-2 trial is one double step, not two steps"
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        "on-line: a weight-2 trial is one double step, not two steps"
-    ),
-}
+# The checks' data are no learning problems: the warnings that a fit did not converge
+# (or that its loss grew) are the estimators' correct reports on them, not findings.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::sklearn.exceptions.ConvergenceWarning")
 
-# partial_fit refuses early_stopping, and class_weight="balanced", on a model not yet
-# fitted, as scikit-learn's SGD does: a stream has no held-out set, nor its classes'
-# frequencies in advance.
-PARTIAL_FIT_REFUSED = {
-    "check_n_features_in_after_fitting": "partial_fit refuses it first, as SGD's",
-    "check_estimators_partial_fit_n_features": "partial_fit refuses it first, as SGD's",
-}
-# check_class_weight_classifiers weighs class 0 by 1000 and asks for 87% of class 0
-# predictions: a class weight multiplies the step, so a class-0 trial steps 1000 eta,
-# far past the stable step of the explicit rule at eta="theory" (KW01 Theorem 3 is
-# for steps of eta). Logistic and sign learners still end on class 0; these do not
-# (74-86%): softmax and clipped (GA^Y) learners, the CV grid's one pass over 50
-# samples, and early stopping, which scores the unweighted accuracy. Learners of
-# constrained weights are poor_score, which the check does not assert on.
-HEAVY_CLASS = {
-    "check_class_weight_classifiers": "class weight 1000 multiplies the step 1000-fold",
-}
-
-
-def expected_failures(estimator):
-    failures = dict(ONLINE)
-    if (getattr(estimator, "early_stopping", False)
-            or getattr(estimator, "class_weight", None) == "balanced"):
-        failures.update(PARTIAL_FIT_REFUSED)
-    if (is_classifier(estimator) and not PSI[estimator.psi].constrained
-            and (isinstance(estimator, GAClassifierCV) or estimator.early_stopping
-                 or estimator.phi == "softmax" or estimator.Y is not None)):
-        failures.update(HEAVY_CLASS)
-    return failures
-
+SAMPLE_WEIGHT_CHECKS = ["check_sample_weight_equivalence_on_dense_data",
+                        "check_sample_weight_equivalence_on_sparse_data"]
 
 # Checks that feed targets from make_regression / standard normals, which lie outside
 # the range of a bounded phi, or feed 1-D targets to phi="softmax".
@@ -80,7 +50,7 @@ TARGET_RANGE_CHECKS = [
     "check_regressors_no_decision_function",
     "check_sample_weights_list", "check_sample_weights_not_an_array",
     "check_sample_weights_not_overwritten", "check_sample_weights_pandas_series",
-    "check_sample_weights_shape", "check_supervised_y_2d",
+    "check_sample_weights_shape", "check_supervised_y_2d", *SAMPLE_WEIGHT_CHECKS,
 ]
 # phi="softmax" needs 2-D targets on the simplex; these checks feed a single column.
 SIMPLEX_CHECKS = TARGET_RANGE_CHECKS + [
@@ -147,21 +117,71 @@ def out_of_domain_checks(estimator):
     return set(SIMPLEX_CHECKS if estimator.phi == "softmax" else TARGET_RANGE_CHECKS)
 
 
-@parametrize_with_checks(CONFIGURATIONS, expected_failed_checks=expected_failures)
-def test_sklearn_compatible(estimator, check):
-    name = check.func.__name__
-    if name not in out_of_domain_checks(estimator):
-        check(estimator)
-        return
-    # Not an expected failure but a stronger assertion: the check fails only because
-    # the estimator refuses targets outside the range of phi, with its own message
-    # (some checks wrap that ValueError in an AssertionError of their own).
+# Each failure with the error it must raise: (class, pattern of its message).
+ON_LINE = (AssertionError, "fitting with `sample_weight` is not equivalent")
+# partial_fit refuses early_stopping, and class_weight="balanced", on a model not yet
+# fitted, as scikit-learn's SGD does: a stream has no held-out set, nor its classes'
+# frequencies in advance.
+PARTIAL_FIT_REFUSED = (ValueError, "early_stopping should be False with partial_fit|"
+                       "class_weight 'balanced' is not supported for partial_fit")
+# check_class_weight_classifiers weighs class 0 by 1000 and asks for 87% of class 0
+# predictions: a class weight multiplies the step, so a class-0 trial steps 1000 eta,
+# far past the stable step of the explicit rule at eta="theory" (KW01 Theorem 3 is
+# for steps of eta). Logistic and sign learners still end on class 0; these do not
+# (74-86%): softmax and clipped (GA^Y) learners, the CV grid's one pass over 50
+# samples, and early stopping, which scores the unweighted accuracy. Learners of
+# constrained weights are poor_score, which the check does not assert on. (Its
+# assertion has no message.)
+HEAVY_CLASS = (AssertionError, "")
+
+
+def expected_failures(estimator):
+    """{check: (error class, message pattern)} of the checks this configuration
+    fails, each for its own reason.
+
+    The sample-weight checks fail on-line, but where they feed targets outside the
+    range of phi (they fail earlier, with our range error) and for EGU with
+    phi = exp at eta = 1e-4: on the checks' targets (0 to 2) the double step and the
+    two steps differ by about (eta y)^2, within the checks' tolerance.
+    """
+    failures = {}
+    if not (set(SAMPLE_WEIGHT_CHECKS) & out_of_domain_checks(estimator)
+            or isinstance(estimator, GARegressor) and estimator.psi == "exp"
+            and estimator.phi == "exp"):
+        failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, ON_LINE))
+    if (getattr(estimator, "early_stopping", False)
+            or getattr(estimator, "class_weight", None) == "balanced"):
+        failures.update(dict.fromkeys(["check_n_features_in_after_fitting",
+                                       "check_estimators_partial_fit_n_features"],
+                                      PARTIAL_FIT_REFUSED))
+    if (is_classifier(estimator) and not PSI[estimator.psi].constrained
+            and (isinstance(estimator, GAClassifierCV) or estimator.early_stopping
+                 or estimator.phi == "softmax" or estimator.Y is not None)):
+        failures["check_class_weight_classifiers"] = HEAVY_CLASS
+    return failures
+
+
+def check_fails_with(check, estimator, error_class, pattern):
+    """Run a check that must fail, with error_class and a message matching pattern
+    somewhere in its chain of causes (some checks wrap our error in theirs)."""
     with pytest.raises(Exception) as error:
         check(estimator)
     causes, cause = [], error.value
     while cause is not None:
         causes.append(cause)
         cause = cause.__cause__ or cause.__context__
-    assert any(isinstance(cause, ValueError)
-               and re.search("predicts values in|needs 2-D targets", str(cause))
+    assert any(isinstance(cause, error_class) and re.search(pattern, str(cause))
                for cause in causes), repr(error.value)
+
+
+@parametrize_with_checks(CONFIGURATIONS)
+def test_sklearn_compatible(estimator, check):
+    name = check.func.__name__
+    if name in out_of_domain_checks(estimator):
+        # The estimator refuses targets outside the range of phi, with its message.
+        check_fails_with(check, estimator, ValueError,
+                         "predicts values in|needs 2-D targets")
+    elif name in expected_failures(estimator):
+        check_fails_with(check, estimator, *expected_failures(estimator)[name])
+    else:
+        check(estimator)

@@ -5,6 +5,8 @@ numerical integrals (KW01 eq. 11, 14), finite differences (eq. 3), the Bregman
 form of the potentials (eq. 2, 19) and scikit-learn's log loss.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -117,6 +119,63 @@ def test_potential_gradient_is_phi(phi, data):
         step[0, j] = h
         slope = (potential(a + step, phi=phi) - potential(a - step, phi=phi)) / (2 * h)
         assert np.isclose(slope[0], transfer(phi, a)[0, j], rtol=1e-5, atol=1e-6)
+
+
+# P_phi(+inf), P_phi(-inf): the table of potential's docstring. A phi missing here
+# fails the tests below.
+POTENTIAL_LIMITS = {
+    "identity": (np.inf, np.inf), "tanh": (np.inf, np.inf),
+    "arctan": (np.inf, np.inf), "sign": (np.inf, np.inf),
+    "logistic": (np.inf, 0.0), "exp": (np.inf, 0.0), "softmax": (np.inf, -np.inf),
+}
+
+
+@pytest.mark.parametrize("phi", PHI)
+def test_potential_at_infinity_is_its_limit(phi):
+    high, low = POTENTIAL_LIMITS[phi]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no inf - inf on the way
+        if phi == "softmax":
+            # A row is +inf with one entry at +inf, -inf with all at -inf; an entry
+            # at -inf adds nothing.
+            Z = [[np.inf, 0.0], [-np.inf, -np.inf], [-np.inf, 0.0], [np.inf, -np.inf]]
+            assert potential(Z, phi=phi).tolist() == [high, low, 0.0, high]
+            assert potential([np.inf, 1.0], phi=phi) == high
+            near = potential([[1e300, 0.0], [-1e300, -1e300]], phi=phi)
+        else:
+            assert potential([np.inf, -np.inf], phi=phi).tolist() == [high, low]
+            assert potential([[np.inf, -np.inf]], phi=phi).tolist() == [high + low]
+            near = potential([1e300, -1e300], phi=phi)
+    # The values it tends to: the finite potential approaches the limit.
+    for value, limit in zip(near, (high, low), strict=True):
+        assert value == limit if limit == 0.0 else np.sign(limit) * value > 1e299
+
+
+@pytest.mark.parametrize("phi", PHI)
+def test_potential_of_empty_input(phi):
+    # No samples: no values. No outputs: 0 (an empty sum), but softmax's
+    # ln sum_j e^a_j needs a class.
+    for Z in (np.zeros((0, 3)), np.zeros((0, 1))):
+        assert potential(Z, phi=phi).shape == (0,)
+    if phi == "softmax":
+        for Z in ([], np.zeros((2, 0))):
+            with pytest.raises(ValueError, match="rows without activations"):
+                potential(Z, phi=phi)
+    else:
+        assert potential([], phi=phi).shape == (0,)
+        assert potential(np.zeros((2, 0)), phi=phi).tolist() == [0.0, 0.0]
+    assert type(potential(0.5, phi=phi)) is float
+
+
+@pytest.mark.parametrize("psi", PSI)
+def test_psi_potential_refuses_infinite_and_empty_parameters(psi):
+    # Parameters are finite numbers, at least one; the geodesic psi have no
+    # potential at all.
+    for Z, message in (([[np.inf, 0.0]], "infinity"), ([[-np.inf, 0.0]], "infinity"),
+                       ([], "empty"), (np.zeros((2, 0)), "empty")):
+        with pytest.raises(ValueError, match="geodesics" if PSI[psi].geodesic
+                           else message):
+            potential(Z, psi=psi, p=3.0)
 
 
 @pytest.mark.parametrize("phi", SMOOTH_PHI)
@@ -468,6 +527,69 @@ def test_pnorm_functions_at_any_scale_of_theta(p, scale):
     for rows in (scale * X, sp.csr_matrix(scale * X)):
         assert input_bound(rows, "pnorm", p=p) == pytest.approx(scale**2 * b,
                                                                  rel=1e-12)
+
+
+MAGNITUDES = [1e-300, 1e-150, 1e-10, 1.0, 1e10, 1e50, 1e150, 1e200]
+
+
+@pytest.mark.parametrize("psi, p", PSI_CONFIGURATIONS)
+@SETTINGS
+@given(magnitude=st.sampled_from(MAGNITUDES), theta=theta_rows(span=1.0))
+def test_divergence_is_zero_at_equal_arguments(psi, p, magnitude, theta):
+    # Exactly, at every scale: not what rounding leaves of ||theta||^2 - theta.psi.
+    assert divergence(magnitude * theta, magnitude * theta, psi=psi, U=2.5,
+                      p=p) == 0.0
+
+
+def pnorm_divergence_60_digits(theta_tilde, theta, p):
+    """KW01 eq. (19) for P = ||theta||_p^2 / 2, from the floats' exact values."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as context:
+        context.prec, context.Emax, context.Emin = 60, 10**6, -10**6
+        p = Decimal(p)
+        theta_tilde = [Decimal(float(value)) for value in theta_tilde]
+        theta = [Decimal(float(value)) for value in theta]
+
+        def norm(row):
+            return sum(abs(value) ** p for value in row) ** (1 / p)
+
+        if not any(theta):
+            return float(norm(theta_tilde) ** 2 / 2)
+        gradient = [(abs(value) ** (p - 1)).copy_sign(value) if value else Decimal(0)
+                    for value in theta]
+        linear = sum((a - b) * g for a, b, g in zip(theta_tilde, theta, gradient,
+                                                     strict=True))
+        return float(norm(theta_tilde) ** 2 / 2 - norm(theta) ** 2 / 2
+                     - linear / norm(theta) ** (p - 2))
+
+
+# Entries 0 or of size 1e-3 .. 1 (a wider spread needs more digits in the reference).
+spread = st.one_of(st.just(0.0), st.floats(1e-3, 1.0), st.floats(-1.0, -1e-3))
+
+
+@pytest.mark.parametrize("p", [3.0, 5.5, 28.0])
+@SETTINGS
+@given(magnitude=st.sampled_from(MAGNITUDES),
+       relative=st.sampled_from([1.0, 1e-3, 1e-6]),
+       theta=st.lists(spread, min_size=4, max_size=4),
+       steps=st.lists(spread, min_size=4, max_size=4))
+def test_pnorm_divergence_is_accurate_near_equal_arguments(p, magnitude, relative,
+                                                           theta, steps):
+    # theta~ = theta (1 + relative u): the error is about eps |theta| |theta~ - theta|
+    # (from ||theta||^2 - theta . psi(theta) it was eps |theta|^2: 3e-4 of Delta at
+    # relative = 1e-6).
+    theta = magnitude * np.array(theta)
+    theta_tilde = theta * (1 + relative * np.array(steps))
+    expected = pnorm_divergence_60_digits(theta_tilde, theta, p)
+    value = divergence(theta_tilde, theta, psi="pnorm", p=p)
+    if np.isinf(expected):
+        assert value > 1e307
+        return
+    with np.errstate(over="ignore"):
+        error = 64 * np.finfo(float).eps * np.float64(np.abs(theta).max()) * np.abs(
+            theta_tilde - theta).max()
+    assert value == pytest.approx(expected, rel=1e-12, abs=error + 1e-320)
 
 
 def test_divergence_bad_input():
