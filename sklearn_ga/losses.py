@@ -220,7 +220,7 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
     z = _as_float_array(z, "z")
     if phi is not None:
         entry = _phi_entry(phi)
-        if entry.name == "softmax" and z.ndim > 0 and z.shape[-1] == 0:
+        if entry.rowwise and z.ndim > 0 and z.shape[-1] == 0:
             raise ValueError("z has rows without activations; softmax's potential "
                              "ln sum_j e^(a_j) needs at least one per sample.")
         with np.errstate(over="ignore"):  # (past the largest double: inf)

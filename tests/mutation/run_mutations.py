@@ -96,8 +96,10 @@ MUTATIONS = [
     ),
     Mutation(
         "tanh-c-one-half",  # HKW Table I's misprint
-        "np.arctanh,\n                         -1.0, 1.0, True, True, True, 1.0),",
-        "np.arctanh,\n                         -1.0, 1.0, True, True, True, 0.5),",
+        "high=1.0, regression=True, classification=True, c=1.0,\n"
+        "            probability=_probability_tanh)",
+        "high=1.0, regression=True, classification=True, c=0.5,\n"
+        "            probability=_probability_tanh)",
         ("tests/test_theory.py", "-k", "c_bounds or c_is or tanh"),
     ),
     Mutation(
@@ -121,7 +123,7 @@ MUTATIONS = [
     ),
     Mutation(
         "softmax-potential-of-an-empty-row",
-        'if entry.name == "softmax" and z.ndim > 0 and z.shape[-1] == 0:',
+        "if entry.rowwise and z.ndim > 0 and z.shape[-1] == 0:",
         "if False:",
         ("tests/test_losses.py", "-k", "potential"),
     ),
