@@ -285,7 +285,9 @@ class BaseGA(Engine, BaseEstimator):
             weights = kept.columns(columns)
         else:
             weights = self.coef_.reshape(self.theta_.shape)
-        return self._finite_activations(np.asarray(X @ weights.T) + self.intercept_)
+        with np.errstate(over="ignore", invalid="ignore"):  # (an error, below)
+            A = np.asarray(X @ weights.T) + self.intercept_
+        return self._finite_activations(A)
 
     def _finite_activations(self, A):
         """A (activations, or scores computed from them), checked to be finite."""

@@ -498,7 +498,8 @@ def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
                 raise UnsortedRows
         unchecked = False
         if status != Status.OK:
-            assert_all_finite(X, input_name="X", estimator_name=estimator_name)
+            with np.errstate(over="ignore", invalid="ignore"):  # (+inf - inf: NaN)
+                assert_all_finite(X, input_name="X", estimator_name=estimator_name)
         return status, trials, loss
 
     return run

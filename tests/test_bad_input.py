@@ -265,8 +265,8 @@ def test_theory_rate_that_overflows_is_an_error(psi):
     X_tiny = np.full((3, 2), 1e-160)
     model = GARegressor(psi=psi, U=1e-160 if psi == "eg_pm" else 1.0,
                         fit_intercept=False)
-    with pytest.raises(ValueError, match="eta='theory' is not available: .*overflow"
-                                         ".* scale the inputs"):
+    with pytest.raises(ValueError, match="eta='theory' is not available: .*rate "
+                                         "overflows.* Scale the inputs"):
         model.fit(X_tiny if psi == "identity" else X_tiny * 1e160, [0.5, 1.0, 2.0])
     assert not hasattr(model, "coef_")
 
