@@ -22,6 +22,10 @@ from sklearn_ga.theory import (
     hkw_theorem1,
     hkw_theorem2,
     input_bound,
+    kmww_example6,
+    kmww_example7,
+    kmww_theorem6,
+    kmww_theorem8,
     relative_loss_bound,
     theorem3_bound,
     theorem3_learning_rate,
@@ -293,6 +297,15 @@ UNREPRESENTABLE = [
      "bound overflows"),
     (lambda: hkw_theorem2(1.0, 1.0, 1.0, 3, K=1e308, D=1e308), "HKW Theorem 2",
      "bound overflows"),
+    (lambda: kmww_theorem6(1.0, [0.0], [1e300], [0.0], 1.0, 1e-300),
+     "KMWW Theorem 6", "bound overflows"),
+    (lambda: kmww_theorem8(1.0, [0.0], [1e300], [0.0], 1.0, 1e-300),
+     "KMWW Theorem 8", "bound overflows"),
+    (lambda: kmww_example6(1e-300, 1e-300, 1.0, 10), "KMWW Example 6",
+     "rate overflows"),
+    (lambda: kmww_example7(1e300, 1e300, 1.0, 10), "KMWW Example 7",
+     "rate underflows"),
+    (lambda: kmww_example7(1.0, 1.0, 1e200, 10), "KMWW Example 7", "bound overflows"),
 ]
 
 
