@@ -25,9 +25,12 @@ from sklearn_ga import (
 )
 
 # The checks' data are no learning problems: the warnings that a fit did not converge
-# (or that its loss grew) are the estimators' correct reports on them, not findings.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::sklearn.exceptions.ConvergenceWarning")
+# (or that its loss grew), or that early stopping's held-out score of a sample or two
+# is undefined, are correct reports on them, not findings.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning"),
+]
 
 SAMPLE_WEIGHT_CHECKS = ["check_sample_weight_equivalence_on_dense_data",
                         "check_sample_weight_equivalence_on_sparse_data"]
