@@ -5,6 +5,11 @@ against one ``GARegressor.fit`` with a single eta (epochs until the on-line loss
 stops improving, the defaults) and against ``GridSearchCV`` over the same grid with
 ``cv=5`` (one pass per fold and configuration), on the same dense data.
 
+Goals of the grid's own speed, on the same data: the lock-step pass of 20 stable
+etas (GD's rows learned in blocks, products of rows and weight vectors) against 20
+separate one-pass ``partial_fit`` calls, on one thread; and ``n_jobs=2`` against
+``n_jobs=1`` (2 cores needed; another process on the machine takes from it).
+
 Information rows, EG± with 6 configurations (3 etas x 2 Us) against one GARegressor:
 a CSR pass (n = 2^18, 50 nonzeros per row), where 6 is the ratio without overhead;
 and one-row CSR partial_fit calls at 2^16 features, where any O(n) work per call
@@ -45,6 +50,22 @@ def cases():
     report(f"5.2 CV, 20 etas, {m}x{n}", search, single, "one fit", 3)
     (grid,) = best_times(grid_search, repeat=1)
     report(f"5.2 CV, 20 etas, {m}x{n}", search, grid, "GridSearchCV cv=5", 10,
+           higher_is_better=True)
+
+    stable = np.logspace(-6, -3.5, 20)  # (none diverges: the same work in both)
+    lockstep, separate = best_times(
+        lambda: GARegressorCV(etas=stable).fit(X, y),
+        lambda: [GARegressor(eta=eta).partial_fit(X, y) for eta in stable],
+        repeat=3,
+    )
+    report(f"CV lock-step, 20 stable etas, {m}x{n}", lockstep, separate,
+           "20 one-pass fits", 0.4)
+    two, one = best_times(
+        lambda: GARegressorCV(etas=etas, n_jobs=2).fit(X, y),
+        lambda: GARegressorCV(etas=etas, n_jobs=1).fit(X, y),
+        repeat=3,
+    )
+    report(f"CV n_jobs=2, 20 etas, {m}x{n}", two, one, "n_jobs=1", 1.7,
            higher_is_better=True)
 
     grid = {"psi": "eg_pm", "etas": [1e-3, 1e-2, 1e-1], "Us": [1.0, 10.0]}

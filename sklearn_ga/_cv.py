@@ -11,6 +11,8 @@ the loss on unseen data of the same stream.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,10 +22,12 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import assert_all_finite
 
 from ._classifier import GAClassifier
 from ._codes import Status
 from ._engine import Kept, KeptLoop, batch_columns, fit_context, read_only, trial_runner
+from ._kernel import BLOCK_ROWS, block_grams, block_run
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._regressor import GARegressor
@@ -34,6 +38,10 @@ CHUNK_BYTES = 1 << 19
 # Threads meet after every window of this many chunks (a few MiB, held by a shared
 # cache), not after each chunk: fewer waits for the slowest thread.
 WINDOW_CHUNKS = 8
+# psi = identity learns dense rows in blocks (block_run) from this many weight
+# vectors (configurations x outputs) on: the blocks' Gram matrices cost
+# BLOCK_ROWS / (4 x that) of the work, which the products make up for from here.
+BLOCK_COLUMNS = 4
 
 
 class _KeptGrid(Kept):
@@ -87,51 +95,98 @@ class _GridMixin:
         return {g: self._trial_loop(thetas[g], intercepts[g], *self._configs[g])
                 for g in np.flatnonzero(np.isfinite(losses))}
 
-    def _lockstep(self, X, Y, sample_weight, rows, loops, losses):
-        """One on-line pass over ``rows`` for every configuration in ``loops``.
+    def _lockstep(self, X, Y, sample_weight, rows, loops, losses, thetas,
+                  intercepts):
+        """One on-line pass over ``rows`` for every configuration in ``loops``
+        (parameters ``thetas[g]``, ``intercepts[g]``, which the loops update).
 
         Adds to ``losses``; a configuration that diverges gets an infinite loss and
-        leaves ``loops``. The configurations are shared among ``n_jobs`` threads;
-        each configuration runs over the same chunks, with the same sums, whatever
-        the number of threads, so the results do not depend on it.
+        leaves ``loops``. The configurations are shared among ``n_jobs`` threads,
+        which meet after each window of rows; each configuration runs over the same
+        chunks and blocks, with the same sums, whatever the number of threads, so
+        the results do not depend on it.
         """
-        run = trial_runner(X, Y, sample_weight, estimator_name=type(self).__name__)
         # Dense rows in chunks that stay in cache while every configuration learns
         # them. CSR rows whole: a CSR run of an exponential psi ends by writing theta
         # back from its terms, a log per coordinate touched, which chunks of fewer
         # than n nonzeros would pay for every nonzero.
         chunk = (max(1, rows.shape[0]) if sp.issparse(X)
                  else max(16, CHUNK_BYTES // (8 * X.shape[1])))
-        chunks = [rows[start:start + chunk]
-                  for start in range(0, rows.shape[0], chunk)]
+        size = chunk * WINDOW_CHUNKS
+        windows = [rows[start:start + size] for start in range(0, rows.shape[0], size)]
+        threads = max(1, min(effective_n_jobs(self.n_jobs), len(loops)))
+        # (A threshold phi steps at exact ties a = 0, which the blocks' rounding
+        # would move.)
+        blocks = (not sp.issparse(X) and PSI[self._loop_psi()].blocks
+                  and not PHI[self.phi].threshold
+                  and len(loops) * Y.shape[1] >= BLOCK_COLUMNS)
+        with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
+            def on_threads(function, *arguments):
+                return list((pool.map if pool else map)(function, *arguments))
 
-        def learn(configurations, window):
-            """Run ``configurations`` over the chunks of ``window``; the diverged."""
-            diverged = []
-            for order in window:
-                for g in configurations:
-                    if g in diverged:
-                        continue
-                    status, _, loss = run(loops[g], order)
-                    if status != Status.OK:
-                        losses[g] = np.inf
-                        diverged.append(g)
-                    else:
-                        losses[g] += loss
-            return diverged
+            if blocks:
+                self._lockstep_blocks(X, Y, sample_weight, windows, loops, losses,
+                                      thetas, intercepts, on_threads, threads)
+                return
+            run = trial_runner(X, Y, sample_weight,
+                               estimator_name=type(self).__name__)
 
-        threads = min(effective_n_jobs(self.n_jobs), len(loops))
-        if threads <= 1:
-            for g in learn(list(loops), chunks):
-                del loops[g]
-            return
-        with ThreadPoolExecutor(threads) as pool:
-            for start in range(0, len(chunks), WINDOW_CHUNKS):
-                window = chunks[start:start + WINDOW_CHUNKS]
+            def learn(configurations, window):
+                """Run ``configurations`` over the chunks of ``window``; the
+                diverged."""
+                diverged = []
+                for start in range(0, window.shape[0], chunk):
+                    for g in configurations:
+                        if g in diverged:
+                            continue
+                        status, _, loss = run(loops[g], window[start:start + chunk])
+                        if status != Status.OK:
+                            losses[g] = np.inf
+                            diverged.append(g)
+                        else:
+                            losses[g] += loss
+                return diverged
+
+            for window in windows:
                 shares = [list(loops)[i::threads] for i in range(threads)]
-                for diverged in pool.map(learn, shares, [window] * threads):
+                for diverged in on_threads(learn, shares, [window] * threads):
                     for g in diverged:
                         del loops[g]
+
+    def _lockstep_blocks(self, X, Y, sample_weight, windows, loops, losses, thetas,
+                         intercepts, on_threads, threads):
+        """_lockstep for psi = identity on dense rows, in blocks of rows whose
+        activations and updates are products of many rows with many configurations
+        (``block_run``: the on-line rule, exact but for rounding; its derivation is
+        in the compiled core's ``lockstep.pxi``)."""
+        diverged = np.ones(len(losses), np.uint8)
+        diverged[list(loops)] = 0
+        etas = np.array([eta for eta, _ in self._configs])
+        grams = np.empty((-(-windows[0].shape[0] // BLOCK_ROWS), BLOCK_ROWS ** 2))
+        for window in windows:
+            if window[-1] - window[0] == window.shape[0] - 1 and np.all(
+                    window[1:] > window[:-1]):  # (consecutive rows: views)
+                window = slice(window[0], window[-1] + 1)
+            X_w, Y_w = np.ascontiguousarray(X[window]), np.ascontiguousarray(Y[window])
+            weights = (np.empty(0) if sample_weight is None
+                       else np.ascontiguousarray(sample_weight[window], np.float64))
+            bounds = np.linspace(0, -(-X_w.shape[0] // BLOCK_ROWS), threads + 1,
+                                 dtype=np.intp)
+            on_threads(partial(block_grams, X_w, grams), bounds[:-1], bounds[1:])
+            before = diverged.sum()
+            on_threads(partial(block_run, X_w, Y_w, weights, grams, thetas, intercepts,
+                               etas, phi=PHI[self.phi].code,
+                               fit_intercept=self.fit_intercept, losses=losses,
+                               diverged=diverged),
+                       np.array_split(np.flatnonzero(diverged == 0), threads))
+            if diverged.sum() > before:
+                # Non-finite inputs, not a divergence, if X has any.
+                assert_all_finite(X_w, input_name="X",
+                                  estimator_name=type(self).__name__)
+        for g in np.flatnonzero(diverged):
+            if g in loops:
+                losses[g] = np.inf
+                del loops[g]
 
     def _continuable_grid(self):
         """The kept loops if the next call can continue them (built for these
@@ -202,7 +257,7 @@ class _GridMixin:
         m = X.shape[0]
         try:
             self._lockstep(X, Y, sample_weight, np.arange(m, dtype=np.intp), loops,
-                           losses)
+                           losses, thetas, intercepts)
             if first_call and self.cv is not None:
                 # The model returned is the pass over all the data: one that
                 # diverged there is out, whatever its folds (which may not see those
@@ -256,7 +311,7 @@ class _GridMixin:
             diverged = np.zeros(G)
             loops = self._grid_loops(thetas, intercepts, diverged)
             self._lockstep(X, Y, sample_weight, train.astype(np.intp), loops,
-                           diverged)
+                           diverged, thetas, intercepts)
             totals[~np.isfinite(diverged)] = np.inf
             for g, loop in loops.items():  # (the configurations that did not diverge)
                 A = np.asarray(X[test] @ loop.weights().T) + intercepts[g]

@@ -16,6 +16,7 @@ prediction, loss or parameter) as a status with the trial index.
 """
 
 from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from libc.math cimport (exp, expm1, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin,
                         sqrt, pow, ldexp, ilogb, isfinite, INFINITY)
@@ -29,3 +30,4 @@ include "_src/csr_rows.pxi"
 include "_src/options.pxi"
 include "_src/trial.pxi"
 include "_src/trial_loop.pxi"
+include "_src/lockstep.pxi"

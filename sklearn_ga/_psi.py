@@ -373,6 +373,10 @@ class Parameterization:
         the error message; ``None`` when it is.
     grid_U : bool
         Whether the CV estimators search ``U`` along with ``eta``.
+    blocks : bool
+        Whether the weights are the parameters (gradient descent), so that the CV
+        estimators learn dense rows in blocks whose activations and updates are
+        products of the rows with every configuration's weights (``block_run``).
     """
 
     name: str
@@ -391,6 +395,7 @@ class Parameterization:
     same_as: Callable | None = None
     no_natural: str | None = None
     grid_U: bool = False
+    blocks: bool = False
 
     def __post_init__(self):
         if (self.input_bound is None) == (self.no_input_bound is None):
@@ -410,7 +415,7 @@ PSI = {
             potential=_potential_identity, divergence=_divergence_identity,
             constrained=False, input_bound=_b_identity,
             description="gradient descent (Widrow-Hoff)",
-            inverse=_inverse_identity),
+            inverse=_inverse_identity, blocks=True),
         Parameterization(
             name="softmax", code=PsiCode.PSI_SOFTMAX, weights=_softmax,
             potential=_potential_softmax, divergence=_divergence_softmax,

@@ -114,6 +114,79 @@ def test_threads_give_the_results_of_one_thread(psi, task, sparse, monkeypatch):
             "mean_test_loss"], folds.fit(Xin, target).cv_results_["mean_test_loss"])
 
 
+@pytest.fixture
+def block_calls(monkeypatch):
+    """The configurations of each call of the blocks' loop (block_run)."""
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(np.array(args[7]))
+        return block_run(*args, **kwargs)
+
+    block_run = _cv.block_run
+    monkeypatch.setattr(_cv, "block_run", spy)
+    return calls
+
+
+@pytest.mark.parametrize("task, phi", [("regressor", "identity"), ("regressor", "tanh"),
+                                       ("regressor", "arctan"),
+                                       ("classifier", "logistic"),
+                                       ("classifier", "softmax")])
+def test_gradient_descent_in_blocks_equals_the_on_line_loop(task, phi, block_calls):
+    # Rows learned in blocks (their activations corrected by the Gram matrix) give
+    # the models of the row-by-row loop up to rounding; the grid of a threshold phi
+    # keeps the loop (its exact ties a = 0 would move).
+    X, y = sparse_target(m=300, n=40)
+    weights = np.random.default_rng(3).uniform(0.0, 2.0, size=y.shape[0])
+    if task == "regressor":
+        estimator, target, single = GARegressorCV(phi=phi), y, GARegressor
+        target = y if phi == "identity" else 0.9 * np.tanh(y)
+    else:  # three classes: three outputs
+        estimator, target = GAClassifierCV(phi=phi), np.digitize(y, [-0.3, 0.3])
+        single = GAClassifier
+    etas = [1e-4, 1e-3, 0.01, 0.03]
+    search = estimator.set_params(etas=etas).fit(X, target, sample_weight=weights)
+    assert len(block_calls) == 1 and list(block_calls[0]) == [0, 1, 2, 3]
+    for g, eta in enumerate(etas):
+        model = single(phi=phi, eta=eta).partial_fit(
+            X, target, sample_weight=weights,
+            **({} if task == "regressor" else {"classes": [0, 1, 2]}))
+        np.testing.assert_allclose(search.progressive_loss_[g], model.cumulative_loss_,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(search.thetas_[g], model.theta_, rtol=1e-12,
+                                   atol=1e-15 * np.abs(model.theta_).max())
+        np.testing.assert_allclose(search.intercepts_[g], model.intercept_,
+                                   rtol=1e-12, atol=1e-15)
+    if task == "regressor":
+        # A next batch continues every configuration where the blocks left it.
+        search.partial_fit(X[:50], target[:50])
+        model.partial_fit(X[:50], target[:50])
+        np.testing.assert_allclose(search.thetas_[-1], model.theta_, rtol=1e-12,
+                                   atol=1e-15 * np.abs(model.theta_).max())
+        assert len(block_calls) == 2
+
+
+def test_a_threshold_phi_and_few_weight_vectors_keep_the_loop(block_calls):
+    X, y = sparse_target(m=100)
+    GAClassifierCV(phi="sign", etas=ETAS).fit(X, y > 0)
+    GARegressorCV(etas=ETAS[:3]).fit(X, y)  # 3 weight vectors: fewer than BLOCK_COLUMNS
+    GARegressorCV(etas=ETAS).fit(sp.csr_matrix(X), y)
+    assert block_calls == []
+    GARegressorCV(etas=ETAS).fit(X, y)
+    assert len(block_calls) == 1
+
+
+def test_non_finite_inputs_in_blocks_are_an_input_error(block_calls):
+    X, y = sparse_target(m=100)
+    X[60, 3] = np.inf
+    search = GARegressorCV(etas=ETAS).partial_fit(X[:50], y[:50])
+    before = search.thetas_.copy()
+    with pytest.raises(ValueError, match="Input X contains infinity"):
+        search.partial_fit(X[50:], y[50:])
+    np.testing.assert_array_equal(search.thetas_, before)
+    assert len(block_calls) == 2
+
+
 def test_eg_pm_search_finds_a_scale_that_reaches_the_target():
     X, y = sparse_target()  # the target's l1 norm is 2.5
     search = GARegressorCV(psi="eg_pm", phi="tanh", etas=ETAS, Us=US).fit(X, y)
