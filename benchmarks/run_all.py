@@ -20,6 +20,7 @@ import bench_sparse
 import numpy as np
 import sklearn
 from _timing import REPEAT, SCALE, header
+from sklearn_ga._kernel import simd_clones
 from threadpoolctl import threadpool_limits
 
 
@@ -38,11 +39,20 @@ def cpu():
             f"{fields.get('cpu family', '?')}, model {fields.get('model', '?')})")
 
 
+def clones():
+    """Which clone of the C primitives runs here, with the primitives of each."""
+    chosen = {}
+    for primitive, clone in simd_clones().items():
+        chosen.setdefault(clone, []).append(primitive)
+    return "; ".join(f"{clone}: {', '.join(names)}" for clone, names in chosen.items())
+
+
 def main():
     nproc = len(os.sched_getaffinity(0))  # what `nproc` prints
     print(f"{datetime.date.today()}, nproc={nproc}, {platform.machine()}, {cpu()}, "
           f"Python {platform.python_version()}, NumPy {np.__version__}, "
-          f"scikit-learn {sklearn.__version__}; best of {REPEAT}, scale {SCALE}\n")
+          f"scikit-learn {sklearn.__version__}; best of {REPEAT}, scale {SCALE}")
+    print(f"Clones of the C primitives: {clones()}\n")
     header()
     with threadpool_limits(limits=1):
         bench_dense.cases()

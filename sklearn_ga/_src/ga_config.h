@@ -9,15 +9,44 @@
 #include <string.h>
 
 /* Row primitives of the trial loop, written so the compiler vectorizes them. With
-   GCC on x86-64 Linux each one is also compiled for AVX2 + FMA and the fastest
-   version the CPU supports is picked when the module loads, so one build runs on
-   any x86-64 and uses the wide registers where they exist. */
+   GCC on x86-64 Linux each one is also compiled for AVX2 + FMA (x86-64-v3) and the
+   fastest version the CPU supports is picked when the module loads, so one build
+   runs on any x86-64 and uses the wide registers where they exist. The primitives
+   that compute more than they load (GA_SIMD_WIDE: the exponential terms and
+   series, EG+-'s pass, pnorm's powers, the geodesic sums; ga_terms.h) are compiled
+   for AVX-512 (x86-64-v4) too; the loops that stream rows (dot, axpy, sums) gain
+   nothing from wider registers while memory feeds them. Every lane keeps its own
+   sums and the roundings are those of the source, so a clone changes the speed,
+   not the results. ga_clone reports the clone the loader picks. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
     && defined(__linux__) && __GNUC__ >= 12
+#define GA_CLONES 1
 #define GA_SIMD __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define GA_SIMD_WIDE \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
+#define GA_CLONES 0
 #define GA_SIMD
+#define GA_SIMD_WIDE
 #endif
+
+/* The clone the loader picks for a GA_SIMD (wide = 0) or GA_SIMD_WIDE (wide = 1)
+   primitive, by the tests of GCC's resolvers (the most capable clone whose
+   instruction set the CPU supports): "x86-64-v4", "x86-64-v3", "default", or
+   "none" in a build without clones. */
+static const char* ga_clone(int wide) {
+#if GA_CLONES
+    __builtin_cpu_init();
+    if (wide && __builtin_cpu_supports("x86-64-v4"))
+        return "x86-64-v4";
+    if (__builtin_cpu_supports("x86-64-v3"))
+        return "x86-64-v3";
+    return "default";
+#else
+    (void)wide;
+    return "none";
+#endif
+}
 
 /* Gradient descent's primitives round each product and each sum, as the CSR
    loops and scikit-learn's SGD do: a fused multiply-add (the AVX2 + FMA clone)

@@ -9,14 +9,14 @@
 
 /* Weight terms of n parameters: omega_i = scale * num_i, the normalizer sums
    each coordinate's term (_terms and _normalizer_term in _src/psi.pxi). */
-GA_SIMD static void ga_softmax_terms(const double* theta, double* num,
+GA_SIMD_WIDE static void ga_softmax_terms(const double* theta, double* num,
                                      double shift, Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++)
         num[q] = ga_exp(theta[q] - shift);
 }
 
-GA_SIMD static void ga_eg_pm_terms(const double* theta, double* num, double* den,
+GA_SIMD_WIDE static void ga_eg_pm_terms(const double* theta, double* num, double* den,
                                    double shift, Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++) {
@@ -25,7 +25,7 @@ GA_SIMD static void ga_eg_pm_terms(const double* theta, double* num, double* den
     }
 }
 
-GA_SIMD static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
+GA_SIMD_WIDE static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++)
         num[q] = ga_exp(theta[q]);
@@ -41,7 +41,7 @@ GA_SIMD static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n)
    takes no power: most of a wide sparse row is 0 after a fit's first rows, or
    when features never occur. Short rows (a CSR step) go whole. */
 enum { GA_PNORM_BLOCK = 512 };
-GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double shift,
+GA_SIMD_WIDE static void ga_pnorm_terms(const double* theta, double* num, double shift,
                                    double p, Py_ssize_t n) {
     Py_ssize_t q, start, size;
     /* A multiplication, not a (slow, unpipelined) division per coordinate: one
@@ -95,7 +95,7 @@ GA_SIMD static void ga_pnorm_terms(const double* theta, double* num, double shif
 /* theta = ln(num) + shift for the coordinates whose term holds theta (not below
    1e-300 nor overflowed: a long step's term against the old shift): the
    parameters of a lazy CSR run (see _update_sparse_row). */
-GA_SIMD static void ga_theta_from_terms(double* theta, const double* num,
+GA_SIMD_WIDE static void ga_theta_from_terms(double* theta, const double* num,
                                         double shift, Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++)
@@ -122,7 +122,7 @@ GA_SIMD static void ga_theta_from_terms(double* theta, const double* num,
         num[q] += num[q] * down;                                                \
         total[0] += num[q];                                                     \
     }
-GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict num,
+GA_SIMD_WIDE static double ga_scale_terms(double* restrict theta, double* restrict num,
                                      double step, const double* x, Py_ssize_t n,
                                      double dmax) {
     double total[4] = {0.0, 0.0, 0.0, 0.0}, d, down, up;
@@ -143,7 +143,7 @@ GA_SIMD static double ga_scale_terms(double* restrict theta, double* restrict nu
         down[q] = minus;                                                        \
         if (up) up[q] = plus;                                                   \
     }
-GA_SIMD static int ga_step_factors(double step, const double* x, double* down,
+GA_SIMD_WIDE static int ga_step_factors(double step, const double* x, double* down,
                                    double* up, Py_ssize_t n, double dmax) {
     Py_ssize_t q;
     double minus, plus;
@@ -212,7 +212,7 @@ GA_INLINE double ga_pm_pass(
 
 /* The EG+- pass for |step| max|x| <= GA_STEP_MAX, with max |x| in sums[1] on
    entry. x_next NULL: no next row (the sums are then of x). */
-GA_SIMD static double ga_scale_pm_dot(double* theta, double* num, double* den,
+GA_SIMD_WIDE static double ga_scale_pm_dot(double* theta, double* num, double* den,
                                       double step, const double* x,
                                       const double* x_next, Py_ssize_t n,
                                       double* sums) {
@@ -227,7 +227,7 @@ GA_SIMD static double ga_scale_pm_dot(double* theta, double* num, double* den,
 /* A dense geodesic row's dot product sum w x (returned) and the quad of its step,
    sum x^2 (sphere: w = num) or scale sum w x^2 (simplex: w = num^2), each in
    eight partial sums, as in ga_dot: one pass that vectorizes. */
-GA_SIMD static double ga_geodesic_sums(const double* num, const double* x,
+GA_SIMD_WIDE static double ga_geodesic_sums(const double* num, const double* x,
                                        Py_ssize_t n, double scale, int simplex,
                                        double* quad) {
     double d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};

@@ -6,6 +6,7 @@ cdef extern from "_src/ga_config.h":
     double DBL_MAX
     double DBL_MIN
     void __builtin_prefetch(const void* address) noexcept nogil
+    const char* ga_clone(int wide) noexcept
 
 cdef extern from "_src/ga_exp_log.h":
     double ga_exp(double x) noexcept nogil
@@ -71,3 +72,22 @@ def _exp_log(const double[::1] x, bint logarithm):
     for q in range(x.shape[0]):
         result[q] = ga_log(x[q]) if logarithm else ga_exp(x[q])
     return out
+
+
+# The primitives compiled with clones: for AVX-512 too (GA_SIMD_WIDE) or not
+# (GA_SIMD). tests/test_primitives.py checks these lists against the headers.
+WIDE_PRIMITIVES = ("ga_softmax_terms", "ga_eg_pm_terms", "ga_exp_terms",
+                   "ga_pnorm_terms", "ga_theta_from_terms", "ga_scale_terms",
+                   "ga_step_factors", "ga_scale_pm_dot", "ga_geodesic_sums")
+ROW_PRIMITIVES = ("ga_dot", "ga_axpy", "ga_axpy_dot", "ga_sum", "ga_uniform",
+                  "ga_fill", "ga_max", "ga_dot_diff", "ga_held_dot", "ga_quotients",
+                  "ga_index_scan32", "ga_index_scan64", "ga_block_dots",
+                  "ga_block_update")
+
+
+def simd_clones():
+    """{primitive: the clone the loader picks for it on this CPU}: "x86-64-v4"
+    (AVX-512), "x86-64-v3" (AVX2 + FMA), "default", or "none" in a build without
+    clones (another compiler or platform). ``make bench`` prints it."""
+    wide, rows = ga_clone(1).decode(), ga_clone(0).decode()
+    return {**dict.fromkeys(WIDE_PRIMITIVES, wide), **dict.fromkeys(ROW_PRIMITIVES, rows)}
