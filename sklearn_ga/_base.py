@@ -30,6 +30,7 @@ from ._validation import (
     light_inputs,
     light_sample_weight,
     light_validation,
+    loop_csr,
     surely_finite,
 )
 
@@ -90,8 +91,10 @@ class BaseGA(Engine, BaseEstimator):
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
             order="C", ensure_all_finite=False, **self._target_validation,
         )
-        if sp.issparse(X) and not check_rows:
-            X = canonical_csr(X)  # before anything reads its structure
+        if sp.issparse(X):
+            X = loop_csr(X)
+            if not check_rows:
+                X = canonical_csr(X)  # before anything reads its structure
         Y = self._encode_targets(y, first_call=first_call, classes=classes)
         if not first_call:
             self._check_continuation(Y.shape[1])
@@ -275,6 +278,7 @@ class BaseGA(Engine, BaseEstimator):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=np.float64)
         if sp.issparse(X):
+            X = loop_csr(X)
             checked_structure(X)
         kept = self.__dict__.get("_kept_loop")
         if (sp.issparse(X) and kept is not None and "coef_" not in self.__dict__

@@ -62,6 +62,7 @@ class _GridMixin:
 
     # The grid searches the explicit GA rule with the matching loss, unclipped.
     update, loss, Y = "explicit", "matching", None
+    _assignable_parameters = False
 
     _grid_constraints = {
         "psi": [StrOptions(set(PSI))],
@@ -205,7 +206,7 @@ class _GridMixin:
                                                                         intercepts)
         self._kept_grid = _KeptGrid(self._grid_key(), loops, thetas, intercepts)
         best = self.best_index_
-        self.theta_, self.intercept_ = thetas[best], intercepts[best]
+        self.__dict__.update(theta_=thetas[best], intercept_=intercepts[best])
         self._kept_loop = KeptLoop(self._grid_key(), loops[best], thetas[best],
                                     intercepts[best])
 
@@ -250,6 +251,7 @@ class _GridMixin:
             saved, columns = list(loops.values()), batch_columns(X)
             for loop in saved:
                 loop.save(columns)
+            self._kept_loop.writing()  # (the selected configuration's loop)
         else:
             if not first_call:
                 thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
@@ -275,6 +277,8 @@ class _GridMixin:
         except BaseException:
             for loop in saved:
                 loop.restore()
+            if saved:
+                self._kept_loop.writing()
             raise
         best = int(np.argmin(scores))
         eta, U = self._configs[best]

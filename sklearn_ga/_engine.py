@@ -10,12 +10,13 @@ is described in doc/developers/architecture.rst.
 """
 
 import functools
+import threading
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import assert_all_finite
 
@@ -48,6 +49,41 @@ def _atomic(method):
     return wrapper
 
 
+class TrainingLock:
+    """The lock that lets one call at a time train an estimator (``fit_context``).
+
+    Two runs of one compiled loop at once would corrupt it (its buffers are
+    reallocated, its terms written by both): a call waits for the one running to
+    end. Reentrant, for a call that trains the estimator from inside a call that
+    trains it. Copies and pickles of the estimator get a new lock.
+    """
+
+    __slots__ = ("lock",)
+
+    def __init__(self):
+        self.lock = threading.RLock()
+
+    def __enter__(self):
+        self.lock.acquire()
+
+    def __exit__(self, *exception):
+        self.lock.release()
+
+    def __reduce__(self):
+        return TrainingLock, ()
+
+
+def _one_trainer(method):
+    """Run ``method`` holding the estimator's :class:`TrainingLock`."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._training_lock():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _no_loop():
     return None
 
@@ -76,26 +112,48 @@ class Kept:
 
 class KeptLoop(Kept):
     """The trial loop of the last call (:class:`Kept`), and the weights ``coef_``
-    once read."""
+    once read.
 
-    __slots__ = ("loop", "weights")
+    Another thread may predict while a call trains the loop: ``generation`` is odd
+    while a call writes the terms (:meth:`writing`), and weights read then, or
+    while one started, are never kept for later readers (``cached`` holds the
+    generation they were read in).
+    """
+
+    __slots__ = ("loop", "generation", "cached")
 
     def __init__(self, key, loop, theta, intercept):
         super().__init__(key, theta, intercept)
-        self.loop, self.weights = loop, None
+        self.loop, self.generation, self.cached = loop, 0, None
+
+    def writing(self):
+        """Called when a call starts writing the loop's terms, and when it stops."""
+        self.generation += 1
+        self.cached = None
+
+    def _kept_weights(self):
+        generation, cached = self.generation, self.cached
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        return None
 
     def coef(self, shape_coef):
-        """``coef_``: psi(theta_) from the loop's terms, O(kn), computed once."""
-        if self.weights is None:
+        """``coef_``: psi(theta_) from the loop's terms, O(kn), computed once (after
+        the last call; during a call, at each read)."""
+        weights = self._kept_weights()
+        if weights is None:
+            generation = self.generation
             weights = shape_coef(self.loop.weights())
             weights.flags.writeable = False
-            self.weights = weights
-        return self.weights
+            if generation % 2 == 0:  # (no call writing: for later readers too)
+                self.cached = generation, weights
+        return weights
 
     def columns(self, columns):
         """psi(theta_)[:, columns], the numbers of ``coef_``, O(k len(columns))."""
-        if self.weights is not None:
-            return self.weights.reshape(self.theta.shape)[:, columns]
+        weights = self._kept_weights()
+        if weights is not None:
+            return weights.reshape(self.theta.shape)[:, columns]
         return self.loop.weights(columns)
 
 
@@ -127,8 +185,34 @@ class _Weights:
         del model.__dict__["coef_"]
 
 
-def _missing(model):
-    return f"{type(model).__name__!r} object has no attribute 'coef_'"
+def _missing(model, name="coef_"):
+    return f"{type(model).__name__!r} object has no attribute {name!r}"
+
+
+class _Parameters:
+    # BaseGA.theta_ and intercept_: the arrays of the last call (read-only; the kept
+    # loop's own), or arrays the user assigned: validated, copied, read-only, and
+    # coef_ computed from them at once (Engine._assign), so that coef_, predictions,
+    # copies and pickles always agree with theta_. The next call builds its loop on
+    # them. (No docstring: autodoc would list it besides the Attributes sections.)
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        try:
+            return model.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(_missing(model, self.name)) from None
+
+    def __set__(self, model, value):
+        with model._training_lock():  # (not while a call trains the model)
+            model._assign(self.name, value)
+
+    def __delete__(self, model):
+        raise AttributeError(f"{self.name} cannot be deleted; call fit to start over.")
 
 
 class Engine:
@@ -138,26 +222,88 @@ class Engine:
     """
 
     coef_ = _Weights()
+    theta_ = _Parameters()
+    intercept_ = _Parameters()
+
+    # Whether theta_ and intercept_ may be assigned (not the selected row of a grid).
+    _assignable_parameters = True
+
+    def _assign(self, name, value):
+        """Set ``theta_`` or ``intercept_`` (``name``) to a validated read-only copy
+        of ``value``; for theta_, ``coef_`` to psi(theta_) at once. The next call
+        builds its loop on them (the kept loop no longer holds the model's
+        parameters), and the counters ``t_`` and ``cumulative_loss_`` go on."""
+        model = type(self).__name__
+        if not self._assignable_parameters:
+            raise AttributeError(
+                f"{name} of {model} is the selected configuration's row of "
+                f"{name[:-1]}s_, which the next call continues with the whole grid. "
+                "To start from given parameters, assign them to the estimator of "
+                "one configuration (eta_, U_) instead.")
+        if "theta_" not in self.__dict__:
+            raise NotFittedError(
+                f"This {model} is not fitted yet: {name} takes its shape from a first "
+                "fit (or partial_fit of a batch); assign it after that.")
+        shape = self.__dict__[name].shape
+        try:
+            array = np.array(value, dtype=np.float64)  # (a copy, C-contiguous)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{name} must be an array of numbers: {error}") from None
+        if array.shape != shape:
+            raise ValueError(f"{name} must have the fitted shape {shape}; got "
+                             f"{array.shape}.")
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} contains NaN or infinity; a model's parameters "
+                             "are finite numbers.")
+        array.flags.writeable = False
+        if name == "intercept_":
+            self.__dict__[name] = array
+            return
+        with np.errstate(all="ignore"):  # (reported below)
+            weights = PSI[self._fitted_psi].weights(
+                array, getattr(self, "_fitted_U", self.U), self.p)
+        if not np.all(np.isfinite(weights)):
+            raise ValueError(
+                f"psi={self._fitted_psi!r} gives no finite weights for this theta_ "
+                f"({PSI[self._fitted_psi].description}).")
+        coef = self._shape_coef(weights)
+        coef.flags.writeable = False
+        self.__dict__.update(theta_=array, coef_=coef)
+
+    def _training_lock(self):
+        """This estimator's :class:`TrainingLock`, made at its first use."""
+        lock = self.__dict__.get("_training")
+        if lock is None:  # (setdefault is atomic: two threads get one lock)
+            lock = self.__dict__.setdefault("_training", TrainingLock())
+        return lock
 
     def __getstate__(self):
-        state = dict(super().__getstate__())  # (object's is __dict__ itself)
-        kept = state.pop("_kept_loop", None)
-        if kept is None:
+        # (Not while a call trains the model: the loop's terms are read.)
+        with self._training_lock():
+            state = dict(super().__getstate__())  # (object's is __dict__ itself)
+            state.pop("_training")
+            kept = state.pop("_kept_loop", None)
+            if kept is None:
+                return state
+            continuation = self._continuation(kept)
+            if continuation is not None:
+                state["_kept_terms"] = continuation
+            elif "coef_" not in state:
+                # Parameters or settings changed since the last call: like the
+                # model, the copy builds a loop at its next call, and predicts with
+                # these until then.
+                state["coef_"] = kept.coef(self._shape_coef)
             return state
-        continuation = self._continuation(kept)
-        if continuation is not None:
-            state["_kept_terms"] = continuation
-        elif "coef_" not in state:
-            # Parameters or settings changed since the last call: like the model, the
-            # copy builds a loop at its next call, and predicts with these until then.
-            state["coef_"] = kept.coef(self._shape_coef)
-        return state
 
     def __setstate__(self, state):
         continuation = state.pop("_kept_terms", None)
         super().__setstate__(state)
         if continuation is not None:
             self._continue_from(continuation)
+        else:  # (the parameters and weights stay read-only: they stay in agreement)
+            read_only_in_place(*(self.__dict__[name] for name in
+                                 ("theta_", "intercept_", "coef_")
+                                 if name in self.__dict__))
         if "theta_" in state and "_fitted_phi" not in state:
             # Pickled before predictions recorded the phi and Y they were fitted
             # with: those were phi and Y.
@@ -200,6 +346,7 @@ class Engine:
         if kept:
             # The kept loop writes theta_ in place: a failed call puts it back.
             loop.save(batch_columns(X))
+            self._kept_loop.writing()
         try:
             n_iter, t, cumulative_loss = self._epochs(
                 loop, trial_runner(X, Y, sample_weight, type(self).__name__,
@@ -210,12 +357,12 @@ class Engine:
         except BaseException:
             if kept:
                 loop.restore()
-                self._kept_loop.weights = None  # (read by another thread meanwhile?)
+                self._kept_loop.writing()
             raise
         # The next partial_fit continues this loop (building one costs O(n)
         # exponentials), and coef_ is computed from it when it is read.
         if kept:
-            self._kept_loop.weights = None
+            self._kept_loop.writing()
         else:
             self._keep(loop, theta, intercept, eta)
         self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
@@ -255,7 +402,8 @@ class Engine:
     def _keep(self, loop, theta, intercept, eta):
         """Keep ``loop`` for the next call, its parameters given out as read-only
         ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
-        self.theta_, self.intercept_ = theta, intercept = read_only(theta, intercept)
+        theta, intercept = read_only(theta, intercept)
+        self.__dict__.update(theta_=theta, intercept_=intercept)
         self._kept_loop = KeptLoop(self._loop_key(eta), loop, theta, intercept)
 
     def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs, watch=None):
@@ -408,8 +556,8 @@ class Engine:
         # The model predicts as it was fitted: set_params takes effect at the next
         # fit (a binary phi='logistic' row read as softmax would be one class).
         self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
-        self.theta_ = theta
-        self.intercept_ = intercept
+        self._fitted_U = U  # (for coef_ of an assigned theta_)
+        self.__dict__.update(theta_=theta, intercept_=intercept)
         if weights is not None:
             self.coef_ = self._shape_coef(weights)
         else:
@@ -450,9 +598,13 @@ class Engine:
 def read_only(*arrays):
     """Read-only views of ``arrays``: given out while a kept loop writes them."""
     views = [array.view() for array in arrays]
-    for view in views:
-        view.flags.writeable = False
+    read_only_in_place(*views)
     return views
+
+
+def read_only_in_place(*arrays):
+    for array in arrays:
+        array.flags.writeable = False
 
 
 def batch_columns(X):
@@ -506,5 +658,7 @@ def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
 
 
 def fit_context(method):
-    """Validate hyper-parameters (scikit-learn's constraints), then run atomically."""
-    return _fit_context(prefer_skip_nested_validation=True)(_atomic(method))
+    """Validate hyper-parameters (scikit-learn's constraints), then run atomically,
+    one training call at a time (:class:`TrainingLock`)."""
+    return _fit_context(prefer_skip_nested_validation=True)(
+        _one_trainer(_atomic(method)))

@@ -102,10 +102,27 @@ def canonical_csr(X):
 
 
 def index_arrays(X):
-    """A CSR matrix's indices and indptr, of one integer type (the loop's)."""
-    if X.indices.dtype != X.indptr.dtype:
-        return X.indices.astype(np.int64), X.indptr.astype(np.int64)
-    return X.indices, X.indptr
+    """A CSR matrix's indices and indptr, of one of the integer types the loop
+    reads (int32, int64): its own arrays if they are, else both converted to int64
+    (scipy holds any integer type); ValueError for indices that are no integers."""
+    indices, indptr = X.indices, X.indptr
+    if indices.dtype == indptr.dtype and indices.dtype in (np.int32, np.int64):
+        return indices, indptr
+    for name, array in (("indices", indices), ("indptr", indptr)):
+        if array.dtype.kind not in "iu":
+            raise ValueError(f"X is a CSR matrix whose {name} have dtype "
+                             f"{array.dtype}; a CSR matrix's indices are integers.")
+    return indices.astype(np.int64), indptr.astype(np.int64)
+
+
+def loop_csr(X):
+    """X (CSR) with indices of a type the loop reads (:func:`index_arrays`): X
+    itself if they are, else a matrix on X's data and the converted indices, so
+    that they are converted once per call, not once per pass."""
+    indices, indptr = index_arrays(X)
+    if indices is X.indices and indptr is X.indptr:
+        return X
+    return type(X)((X.data, indices, indptr), shape=X.shape, copy=False)
 
 
 class UnsortedRows(Exception):

@@ -41,7 +41,31 @@ def with_value(array, index, value):
 
 
 def state(model):
-    return copy.deepcopy(vars(model))
+    """The model's attributes, by value, and its kept compiled loops' state: their
+    terms, by their own serialization (a deepcopy drops them), their parameters,
+    and whether the model's parameters are still theirs (its next call continues
+    them). Not its training lock."""
+    attributes = {name: value for name, value in vars(model).items()
+                  if name not in ("_kept_loop", "_kept_grid", "_training")}
+    values = copy.deepcopy(attributes)
+    kept = vars(model).get("_kept_loop")
+    if kept is not None:
+        values["_kept_loop"] = {
+            "key": kept.key, "loop": loop_state(kept.loop),
+            "theta": np.array(kept.theta), "intercept": np.array(kept.intercept),
+            "holds": kept.holds(model.theta_, model.intercept_, kept.key)}
+    grid = vars(model).get("_kept_grid")
+    if grid is not None:
+        values["_kept_grid"] = {
+            "key": grid.key, "theta": np.array(grid.theta),
+            "intercept": np.array(grid.intercept),
+            "loops": {g: loop_state(loop) for g, loop in grid.loops.items()}}
+    return values
+
+
+def loop_state(loop):
+    num, den, buffers, touched = loop.terms()
+    return {"num": num, "den": den, "buffers": buffers, "touched": touched}
 
 
 def assert_same_state(before, after):

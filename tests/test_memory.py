@@ -59,10 +59,12 @@ def test_partial_fit_does_not_copy_c_contiguous_float64():
     assert model.t_ == 10 + X.shape[0]
 
 
-def test_fit_does_not_copy_canonical_csr():
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+def test_fit_does_not_copy_canonical_csr(index_type):
     X, y = _data()
     X[np.abs(X) < 0.5] = 0.0  # about 60% nonzeros
     X = sp.csr_matrix(X)
+    X.indices, X.indptr = X.indices.astype(index_type), X.indptr.astype(index_type)
     assert X.has_canonical_format
     size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     model = GARegressor(psi="softmax", phi="tanh", eta=0.05, max_iter=2, tol=None)

@@ -101,6 +101,65 @@ def test_fitted_parameters_are_read_only_and_can_be_replaced():
     np.testing.assert_array_equal(model.coef_, fresh.coef_)
 
 
+@pytest.mark.parametrize("psi", PSIS)
+def test_assigned_parameters_are_the_model_at_once(psi):
+    # coef_, the predictions, copies and pickles follow theta_ and intercept_ from
+    # the moment they are assigned, not from the next call.
+    model = model_for(psi).partial_fit(X[:60], Y[:60])
+    assert model.coef_.shape == (30,)  # (the loop's weights, computed and kept)
+    given = RNG.normal(size=model.theta_.shape)
+    theta = given.copy()
+    model.theta_, model.intercept_ = given, [0.25]
+    given[0, 0] = 99.0  # (the model holds a copy)
+    expected = PSI[psi].weights(theta, 2.0, 2.0)[0]
+    for same in (model, copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        np.testing.assert_array_equal(same.theta_, theta)
+        np.testing.assert_allclose(same.coef_, expected, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(same.predict(X), X @ expected + 0.25, rtol=1e-12,
+                                   atol=1e-12)
+        with pytest.raises(ValueError, match="read-only"):
+            same.theta_[0, 0] = 1.0
+    # The next call learns from them, as a model given them before its first call.
+    twin = copy.deepcopy(model)
+    model.partial_fit(X[60:], Y[60:])
+    twin.partial_fit(X[60:], Y[60:])
+    np.testing.assert_array_equal(model.coef_, twin.coef_)
+    assert model.t_ == 120
+
+
+@pytest.mark.parametrize("name, value, error, message", [
+    ("intercept_", [np.nan], ValueError, "intercept_ contains NaN or infinity"),
+    ("theta_", np.full((1, 30), np.inf), ValueError, "theta_ contains NaN"),
+    ("theta_", np.zeros(30), ValueError, "fitted shape \\(1, 30\\); got \\(30,\\)"),
+    ("intercept_", [0.0, 1.0], ValueError, "fitted shape"),
+    ("theta_", "zeros", ValueError, "theta_ must be an array of numbers"),
+])
+def test_assigned_parameters_are_checked(name, value, error, message):
+    model = model_for("eg_pm").partial_fit(X[:60], Y[:60])
+    before, predictions = pickle.dumps(model), model.predict(X)
+    with pytest.raises(error, match=message):
+        setattr(model, name, value)
+    assert pickle.dumps(model) == before
+    np.testing.assert_array_equal(model.predict(X), predictions)
+
+
+def test_parameters_that_cannot_be_assigned():
+    from sklearn.exceptions import NotFittedError
+
+    from sklearn_ga import GARegressorCV
+
+    with pytest.raises(NotFittedError, match="takes its shape from a first fit"):
+        GARegressor().theta_ = np.zeros((1, 30))
+    sphere = model_for("sphere").partial_fit(X[:60], Y[:60])
+    with pytest.raises(ValueError, match="no finite weights"):
+        sphere.theta_ = np.zeros_like(sphere.theta_)  # (no point of the sphere)
+    with pytest.raises(AttributeError, match="cannot be deleted"):
+        del sphere.theta_
+    search = GARegressorCV(etas=[0.01, 0.1]).partial_fit(X[:60], Y[:60])
+    with pytest.raises(AttributeError, match="row of thetas_"):
+        search.theta_ = np.zeros_like(search.theta_)
+
+
 def test_changed_parameters_take_effect_at_the_next_call():
     # psi = identity: one trial is theta - eta (y_hat - y) x, checkable by hand.
     model = GARegressor(eta=0.1, fit_intercept=False).partial_fit(X[:60], Y[:60])

@@ -4,8 +4,11 @@ The fuzz tests use hypothesis; the ``ci`` profile (tests/conftest.py) bounds the
 run time.
 """
 
+import copy
 import io
 import pickle
+import subprocess
+import sys
 import threading
 
 import joblib
@@ -17,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from joblib import parallel_backend
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from sklearn_ga import (
@@ -163,6 +167,121 @@ def test_fits_in_threads_match_sequential_fits():
         thread.join()
     for eta, coef in zip(etas, sequential, strict=True):
         np.testing.assert_array_equal(found[eta], coef)
+
+
+# Two threads train one estimator (CSR batches of a fixed size, and one-row batches
+# whose stored entries grow call by call, reallocating the loop's row buffers) while
+# a third predicts. Run in a subprocess: a crash fails the test.
+TWO_TRAINERS = """
+import sys
+import threading
+
+import numpy as np
+import scipy.sparse as sp
+
+from sklearn_ga import PSI, GARegressor
+
+U, P, N_FEATURES = 2.0, 3.0, 20_000
+
+
+def batch(rng, rows, per_row):
+    columns = rng.choice(N_FEATURES, size=(rows, per_row))
+    X = sp.csr_matrix((rng.uniform(-1, 1, rows * per_row), columns.ravel(),
+                       np.arange(0, rows * per_row + 1, per_row)),
+                      shape=(rows, N_FEATURES))
+    X.sum_duplicates()
+    return X, np.tanh(np.asarray(X.sum(axis=1)).ravel())
+
+
+def check(psi):
+    rng = np.random.default_rng(0)
+    model = GARegressor(psi=psi, phi="tanh", eta=0.05, U=U, p=P)
+    model.partial_fit(*batch(rng, 10, 5))
+    fixed = [batch(rng, 300, 8) for _ in range(20)]
+    growing = [batch(rng, 1, per_row) for per_row in range(1, 400, 2)]
+    accepted, errors = [10], []
+    barrier = threading.Barrier(3)
+
+    def train(batches):
+        barrier.wait()
+        for X, y in batches:
+            try:
+                model.partial_fit(X, y)
+            except Exception as error:  # (clean batches: none expected)
+                errors.append(repr(error))
+            else:
+                accepted.append(X.shape[0])
+
+    def predict():
+        barrier.wait()
+        for _ in range(100):
+            predictions = model.predict(fixed[0][0])
+            if not np.all(np.abs(predictions) <= 1.0):
+                errors.append(f"a prediction outside [-1, 1]: {predictions}")
+
+    threads = [threading.Thread(target=train, args=(fixed,)),
+               threading.Thread(target=train, args=(growing,)),
+               threading.Thread(target=predict)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, (psi, errors)
+    assert model.t_ == sum(accepted), (psi, model.t_, sum(accepted))
+    expected = PSI[psi].weights(model.theta_, U, P)[0]
+    assert np.allclose(model.coef_, expected, rtol=0, atol=1e-9), (psi, np.abs(
+        model.coef_ - expected).max())
+    if psi == "eg_pm":
+        assert np.abs(model.coef_).sum() <= U * (1 + 1e-9)
+    if psi in ("softmax", "simplex"):
+        assert model.coef_.min() >= 0 and abs(model.coef_.sum() - 1) < 1e-9
+
+
+for psi in PSI:
+    check(psi)
+print("every psi")
+"""
+
+
+def test_two_threads_training_one_estimator_take_turns():
+    result = subprocess.run([sys.executable, "-c", TWO_TRAINERS],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr  # (-11: a segmentation fault)
+    assert result.stdout.strip() == "every psi"
+
+
+@pytest.mark.parametrize("duplicate", [
+    copy.copy, copy.deepcopy, clone, pickle_round_trip, joblib_round_trip,
+    skops_round_trip])
+def test_copies_train_under_locks_of_their_own(duplicate):
+    model = GARegressor(eta=0.1).partial_fit(np.eye(3), [1.0, 2.0, 3.0])
+    lock = model._training_lock()
+    with lock:  # (reentrant: pickling inside a call of this thread is no deadlock)
+        other = duplicate(model)
+    assert "_training" not in model.__getstate__()
+    assert other._training_lock() is not lock
+    other.partial_fit(np.eye(3), [1.0, 2.0, 3.0])
+    assert other.t_ == (3 if duplicate is clone else 6)
+
+
+def test_a_call_waits_for_the_call_that_trains():
+    # While this thread holds the model's lock (as a running call would), a
+    # partial_fit in another thread cannot run: it runs once the lock is free.
+    model = GARegressor(eta=0.1).partial_fit(np.eye(3), [1.0, 2.0, 3.0])
+    started = threading.Event()
+
+    def train():
+        started.set()
+        model.partial_fit(np.eye(3), [1.0, 2.0, 3.0])
+
+    thread = threading.Thread(target=train)
+    with model._training_lock():
+        thread.start()
+        started.wait()
+        thread.join(timeout=0.2)
+        assert thread.is_alive() and model.t_ == 3
+    thread.join()
+    assert model.t_ == 6
 
 
 def test_grid_search_with_the_threading_backend():

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn_ga._kernel import TrialLoop
 
-from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
+from sklearn_ga import PHI, PSI, GAClassifier, GARegressor, GARegressorCV
 
 RTOL, ATOL = 1e-9, 1e-12
 
@@ -125,16 +125,49 @@ def test_non_canonical_csr_equals_dense(psi):
     np.testing.assert_array_equal(messy.indices, before[1])
 
 
-def test_int64_indices_equal_int32():
-    X = sp.csr_matrix(_inputs())
+INDEX_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+               np.uint64]
+
+
+@pytest.mark.parametrize("indices, indptr", [
+    *[(kind, kind) for kind in INDEX_TYPES], (np.int32, np.int64),
+    (np.uint16, np.int8)], ids=lambda kind: np.dtype(kind).name)
+def test_every_integer_index_type_gives_the_int32_model(indices, indptr):
+    # scipy holds CSR indices of any integer type; the loop reads int32 or int64
+    # (converted once per call, in Python). 12 rows of 30 features: int8 holds nnz.
+    X = sp.csr_matrix(_inputs(m=12))
     y = _regression_targets("identity", X.shape[0])
-    wide = X.copy()
-    wide.indices, wide.indptr = (wide.indices.astype(np.int64),
-                                 wide.indptr.astype(np.int64))
-    narrow = GARegressor(psi="eg_pm", eta=0.1).partial_fit(X, y)
-    wide_model = GARegressor(psi="eg_pm", eta=0.1).partial_fit(wide, y)
-    np.testing.assert_array_equal(wide_model.coef_, narrow.coef_)
-    assert wide_model.cumulative_loss_ == narrow.cumulative_loss_
+    typed = X.copy()
+    typed.indices, typed.indptr = X.indices.astype(indices), X.indptr.astype(indptr)
+    given = typed.indices.copy(), typed.indptr.copy()
+    wide = sp.csr_matrix((np.ones(3), [5, 700, 1999], [0, 1, 3]), shape=(2, 2000))
+    typed_wide = wide.copy()
+    typed_wide.indices = wide.indices.astype(np.int16)
+    for make in (lambda: GARegressor(psi="eg_pm", eta=0.1, random_state=0),
+                 lambda: GARegressorCV(psi="eg_pm", etas=[0.01, 0.1])):
+        reference, model = make().fit(X, y), make().fit(typed, y)
+        np.testing.assert_array_equal(model.coef_, reference.coef_)
+        np.testing.assert_array_equal(model.predict(typed), reference.predict(X))
+        reference.partial_fit(X, y)
+        model.partial_fit(typed, y)
+        np.testing.assert_array_equal(model.coef_, reference.coef_)
+        assert model.cumulative_loss_ == reference.cumulative_loss_
+    # A few rows of many features are predicted from their columns' weights.
+    model = GARegressor(psi="eg_pm", eta=0.1).partial_fit(wide, [1.0, 2.0])
+    np.testing.assert_array_equal(model.predict(typed_wide), model.predict(wide))
+    np.testing.assert_array_equal(typed.indices, given[0])  # (X is not changed)
+    np.testing.assert_array_equal(typed.indptr, given[1])
+
+
+def test_indices_that_are_no_integers_are_refused():
+    X = sp.csr_matrix(_inputs(m=12))
+    y = _regression_targets("identity", X.shape[0])
+    model = GARegressor().fit(X, y)
+    X.indices = X.indices.astype(np.float64)
+    for call in (lambda: GARegressor().fit(X, y), lambda: model.partial_fit(X, y),
+                 lambda: model.predict(X)):
+        with pytest.raises(ValueError, match="indices have dtype float64"):
+            call()
 
 
 @pytest.mark.parametrize("psi", ["softmax", "eg_pm", "exp"])

@@ -140,6 +140,39 @@ MUTATIONS = [
         ("tests/test_docs.py", "-k", "saving"),
     ),
     Mutation(
+        "no-training-lock",  # two calls running one loop at once
+        "        with self._training_lock():\n"
+        "            return method(self, *args, **kwargs)\n",
+        "        return method(self, *args, **kwargs)\n",
+        ("tests/test_reliability.py", "-k", "two_threads or waits"),
+    ),
+    Mutation(
+        "training-lock-pickled",
+        '            state.pop("_training")\n',
+        "",
+        ("tests/test_reliability.py", "-k", "copies_train"),
+    ),
+    Mutation(
+        "assigned-theta-leaves-coef-stale",
+        "self.__dict__.update(theta_=array, coef_=coef)",
+        "self.__dict__.update(theta_=array)",
+        ("tests/test_online.py", "-k", "assigned"),
+    ),
+    Mutation(
+        "assigned-parameters-unchecked",
+        '            raise ValueError(f"{name} contains NaN or infinity; a model\'s '
+        'parameters "',
+        '            pass  # ValueError(f"{name} contains NaN or infinity; a model\'s '
+        'parameters "',
+        ("tests/test_online.py", "-k", "assigned"),
+    ),
+    Mutation(
+        "csr-indices-not-converted-for-predict",
+        "            X = loop_csr(X)\n            checked_structure(X)\n",
+        "            checked_structure(X)\n",
+        ("tests/test_sparse_dense.py", "-k", "index or indices"),
+    ),
+    Mutation(
         "dropped-intercept-update",  # the general trial (implicit, CSR, k > 1, ...)
         "        if s.fit_intercept:\n            s.intercept[j] -= eta * r\n",
         "",
@@ -152,6 +185,13 @@ MUTATIONS = [
         "            pass\n",
         ("tests/test_reference.py", "tests/test_estimator_checks.py", "-k",
          "not long and (follows or sample_weight_equivalence)"),
+        kernel=True,
+    ),
+    Mutation(
+        "restore-keeps-the-failed-runs-state",  # seen only in the loop's own state
+        "        self.s = self.saved_state\n",
+        "",
+        ("tests/test_bad_input.py",),
         kernel=True,
     ),
 ]
