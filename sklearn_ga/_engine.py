@@ -33,7 +33,8 @@ def _atomic(method):
 
     Fitted arrays are not modified in place, except by the trial loop kept between
     calls, which ``_run`` restores itself (``TrialLoop.save``); so a shallow copy of
-    ``__dict__`` completes the snapshot.
+    ``__dict__`` completes the snapshot. It is put back key by key, never emptied:
+    another thread may be predicting.
     """
 
     @functools.wraps(method)
@@ -42,7 +43,8 @@ def _atomic(method):
         try:
             return method(self, *args, **kwargs)
         except BaseException:
-            self.__dict__.clear()
+            for name in self.__dict__.keys() - saved.keys():
+                del self.__dict__[name]
             self.__dict__.update(saved)
             raise
 
