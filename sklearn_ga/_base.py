@@ -348,8 +348,9 @@ class ValidationScore:
 
     def __call__(self, weights, intercept):
         judge = self.judge
-        judge.theta_ = weights  # (what check_is_fitted looks for)
-        judge.coef_, judge.intercept_ = judge._shape_coef(weights), intercept.copy()
+        # (theta_: what check_is_fitted looks for; set as a fit sets it, unchecked.)
+        judge.__dict__.update(theta_=weights, intercept_=intercept.copy())
+        judge.coef_ = judge._shape_coef(weights)
         score = judge.score(self.X, self.y, sample_weight=self.sample_weight)
         self.scores.append(score)
         return score

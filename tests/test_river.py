@@ -68,14 +68,15 @@ def dense_row(x, columns):
 
 def sklearn_on_stream(rows, **params):
     """sklearn_ga.GARegressor through one-row partial_fit calls, a row bringing new
-    features adding columns to theta_ at Theta_1's value (its documented way to
-    start from other parameters). Returns the model and its column names."""
+    features adding columns to theta_ at Theta_1's value (set in its attributes:
+    an assigned theta_ must keep the fitted shape), so that the next call builds
+    its loop on them. Returns the model and its column names."""
     model, columns = SklearnRegressor(**params), []
     for x, y in rows:
         new = sorted(name for name in x if name not in columns)
         if new and columns:
             start = np.full((1, len(new)), PSI[model.psi].start)
-            model.theta_ = np.hstack([model.theta_, start])
+            model.__dict__["theta_"] = np.hstack([model.theta_, start])
             model.n_features_in_ += len(new)
         columns += new
         model.partial_fit(dense_row(x, columns), [y])
