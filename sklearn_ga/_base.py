@@ -58,6 +58,7 @@ class BaseGA(Engine, BaseEstimator):
         "update": [StrOptions({"explicit", "implicit", "natural"})],
         "loss": [StrOptions({"matching", "square"})],
         "Y": [Interval(Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     }

@@ -144,6 +144,11 @@ class GAClassifier(ClassifierMixin, BaseGA):
         in the update (GA^Y, KW01 §4); for ``phi="logistic"`` and ``"tanh"``.
         :meth:`predict_proba` stays unclipped, so that it ranks the classes as
         :meth:`decision_function` does.
+    alpha : float, default=0.0
+        Penalty toward the start Theta_1, >= 0: each trial first scales Theta by
+        ``1 - eta * alpha`` (see :class:`GARegressor`); with ``psi="identity"``,
+        ``SGDClassifier``'s ``penalty="l2"``. For ``update="explicit"`` and the
+        additive psi only.
     fit_intercept : bool, default=True
         Whether to learn intercepts.
     max_iter : int, default=1000
@@ -258,7 +263,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     _target_validation = {"multi_output": False}
 
     def __init__(self, psi="identity", phi="logistic", *, eta="theory", U=1.0, p=2.0,
-                 update="explicit", loss="matching", Y=None,
+                 update="explicit", loss="matching", Y=None, alpha=0.0,
                  fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  early_stopping=False, validation_fraction=0.1, class_weight=None,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
@@ -270,6 +275,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.update = update
         self.loss = loss
         self.Y = Y
+        self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol

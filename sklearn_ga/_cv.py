@@ -61,7 +61,7 @@ class _GridMixin:
     """Lock-step training and selection shared by the two CV estimators."""
 
     # The grid searches the explicit GA rule with the matching loss, unclipped.
-    update, loss, Y = "explicit", "matching", None
+    update, loss, Y, alpha = "explicit", "matching", None, 0.0
     _assignable_parameters = False
 
     _grid_constraints = {

@@ -375,7 +375,7 @@ class Engine:
     def _loop_key(self, eta):
         """What a trial loop is built from, besides the parameters."""
         return (self.psi, self.phi, eta, self.U, self.p, self.fit_intercept,
-                self.update, self.loss, self.Y)
+                self.update, self.loss, self.Y, self.alpha)
 
     def _loop_to_continue(self, eta, k, n, first_call, start=None):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
@@ -486,7 +486,7 @@ class Engine:
         return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
                          eta, float(self.U if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
-                         terms if psi == self.psi else None)
+                         terms if psi == self.psi else None, alpha=float(self.alpha))
 
     def _loop_psi(self):
         """The psi whose loop runs: psi, or the one it equals at this p
@@ -527,6 +527,14 @@ class Engine:
                 f"loss='square' with phi={self.phi!r} never updates: the derivative "
                 "of a threshold is 0. Use loss='matching' (the Perceptron) or "
                 "phi='tanh'."
+            )
+        if self.alpha > 0 and (self.update != "explicit" or psi.geodesic):
+            raise ValueError(
+                f"alpha={self.alpha!r} pulls the parameters toward their start by the "
+                "step eta alpha (Theta - Theta_1) of the explicit additive update; "
+                + (f"psi={self.psi!r} moves along geodesics, where it is not defined"
+                   if psi.geodesic else f"update={self.update!r} has none")
+                + ". Use alpha=0, or update='explicit' with an additive psi."
             )
         clip_low, clip_high = -np.inf, np.inf
         if self.Y is not None:

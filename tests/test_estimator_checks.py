@@ -103,6 +103,8 @@ CONFIGURATIONS = [
     _configuration(GAClassifier, "identity", "softmax", loss="square"),
     _configuration(GAClassifier, "identity", "tanh", Y=0.9),
     # The controls shared with SGD.
+    _configuration(GARegressor, "identity", "identity", alpha=0.01),
+    _configuration(GAClassifier, "softmax", "softmax", alpha=0.01),
     GAClassifier(class_weight="balanced"), GAClassifierCV(class_weight="balanced"),
     GARegressor(early_stopping=True),
     # (Stratified, 10% of the checks' 20 samples would miss some of 3 classes.)

@@ -90,13 +90,17 @@ def oracle_start(psi, omega, scale=U, p=P):
 
 
 def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True,
-            steps=None, p=P, start=None):
+            steps=None, p=P, start=None, power_t=None, alpha=0.0, seen=0):
     """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
 
     Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp), or the
     parameters of the weights and intercepts ``start``. A trial of sample weight s
-    uses the learning rate s * eta. ``steps`` (a list) collects each trial's largest
-    parameter step max_ji |Theta_ji change|.
+    uses the learning rate s * eta_t: eta, or eta / t^power_t at the t-th trial
+    (``seen`` trials came before X's). ``alpha`` pulls the parameters toward 0 by
+    eta_t alpha theta before the step (EG±: each doubled weight raised to the power
+    1 - eta_t alpha, which keeps w+ w- equal across coordinates, then normalized).
+    ``steps`` (a list) collects each trial's largest parameter step max_ji |Theta_ji
+    change|.
     """
     m, n = X.shape
     k = Y.shape[1]
@@ -122,20 +126,24 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
         y_hat, loss = oracle_transfer_and_loss(phi, a, y)
         total += s * loss
         residual = y_hat - y
+        rate = eta if power_t is None else eta / (seen + t + 1) ** power_t
         if steps is not None:
-            steps.append(s * eta * (scale if psi == "eg_pm" else 1.0)
+            steps.append(s * rate * (scale if psi == "eg_pm" else 1.0)
                          * np.abs(residual).max() * np.abs(x).max())
         if psi == "eg_pm":
             # EG on x' = (Ux, -Ux): w'_i <- w'_i exp(-eta (y_hat - y) x'_i) / Z.
-            plus *= np.exp(-s * eta * residual[:, None] * scale * x)
-            minus *= np.exp(s * eta * residual[:, None] * scale * x)
+            plus = plus ** (1 - rate * alpha) * np.exp(
+                -s * rate * residual[:, None] * scale * x)
+            minus = minus ** (1 - rate * alpha) * np.exp(
+                s * rate * residual[:, None] * scale * x)
             z = plus.sum(axis=1, keepdims=True) + minus.sum(axis=1, keepdims=True)
             plus /= z
             minus /= z
         else:
-            theta -= s * eta * np.outer(residual, x)  # KW01 eq. (20)
+            # KW01 eq. (20), after the pull toward Theta_1 = 0.
+            theta = (1 - rate * alpha) * theta - s * rate * np.outer(residual, x)
         if intercept:
-            b -= s * eta * residual
+            b -= s * rate * residual
     weights = scale * (plus - minus) if psi == "eg_pm" else np.array(
         [oracle_weights(psi, row, p) for row in theta])
     return weights, b, total

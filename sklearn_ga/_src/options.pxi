@@ -355,6 +355,33 @@ cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     return True
 
 
+cdef double _pull(State* s, Py_ssize_t j) noexcept nogil:
+    """The penalty alpha Delta_psi(Theta, Theta_1) toward the start Theta_1 = 0:
+    theta_j <- (1 - eta alpha) theta_j before the trial's step, as SGD's L2 penalty
+    scales its weights (by 0 where eta alpha > 1). Returns the factor that divides
+    the step of the stored row.
+
+    psi = identity and pnorm (_homogeneous) take the factor into their decay and
+    scale, O(1); the exponential psi scale theta and recompute the row's terms,
+    O(n) exponentials.
+    """
+    cdef Py_ssize_t i, base = j * s.n
+    cdef double factor = fmax(0.0, 1.0 - s.eta * s.alpha)
+    if factor == 1.0:
+        return s.decay[j]
+    if _homogeneous(s.psi):
+        s.decay[j] *= factor
+        s.scale[j] *= factor
+        if s.decay[j] < DECAY_FLOOR:
+            _fold_decay(s, j)
+        return s.decay[j]
+    _guard_rows(s)
+    for i in range(base, base + s.n):
+        s.theta[i] *= factor
+    _recompute_row(s, j)
+    return 1.0
+
+
 cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
                          Py_ssize_t nnz, bint dense, const double* y, double weight,
                          double* loss) noexcept nogil:
@@ -363,6 +390,7 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     and geodesic parameterizations (KMWW Examples 2, 3)."""
     cdef Py_ssize_t j
     cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
+    cdef double divisor
     for j in range(s.k):
         if not _geodesic(s.psi):
             s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
@@ -396,6 +424,8 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         return False
     for j in range(s.k):
         r = s.residual[j]
+        # The penalty (explicit additive updates only) comes before the step.
+        divisor = _pull(s, j) if s.alpha > 0.0 else 1.0
         if r == 0.0:
             continue
         if _geodesic(s.psi):
@@ -404,9 +434,10 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         elif s.update == UPDATE_NATURAL and not _no_terms(s.psi):
             _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)
         elif dense:
-            _update_dense_row(s, j, step_scale * r, x_val, x_top)
+            _update_dense_row(s, j, step_scale * r / divisor, x_val, x_top)
         else:
-            _update_sparse_row(s, j, step_scale * r, x_val, x_ind, nnz, x_top)
+            _update_sparse_row(s, j, step_scale * r / divisor, x_val, x_ind, nnz,
+                               x_top)
         if s.fit_intercept:
             s.intercept[j] -= eta * r
     return True

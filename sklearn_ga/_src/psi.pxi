@@ -46,6 +46,7 @@ cdef extern from *:
     #define ga_psi_power_terms(psi) ((psi) == GA_PSI_PNORM)
     #define ga_psi_signed_shift(psi) ((psi) == GA_PSI_SOFTMAX)
     #define ga_psi_fused_dot(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_EG_PM)
+    #define ga_psi_homogeneous(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_PNORM)
     """
     # The geodesic psi whose weights are U theta / ||theta||_2 (KMWW Example 2) ...
     bint _sphere "ga_psi_sphere"(int psi) noexcept nogil
@@ -64,6 +65,9 @@ cdef extern from *:
     # A dense update that sums the next trial's dot product in its pass over the
     # row (identity: ga_axpy_dot; EG+-: ga_scale_pm_dot), so X is streamed once.
     bint _fused_dot "ga_psi_fused_dot"(int psi) noexcept nogil
+    # psi(c theta) = c psi(theta) for c >= 0 (identity; pnorm, whose terms are
+    # powers of theta / shift): a factor of theta is a factor of the weights.
+    bint _homogeneous "ga_psi_homogeneous"(int psi) noexcept nogil
 
 
 cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
@@ -126,7 +130,7 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
     cdef double e, e2, e4, series, norm = s.norm[j]
     cdef const double* c = s.binomial
     if s.psi != PSI_PNORM:
-        s.scale[j] = _scale_value(s, norm, s.shift[j])
+        s.scale[j] = _scale_value(s, norm, s.shift[j]) * s.decay[j]
         return
     e = norm * s.anchor[j] - 1.0  # (an anchor of 0, none yet: e = -1)
     if fabs(e) <= ANCHOR_RANGE:
@@ -134,11 +138,12 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
         e4 = e2 * e2
         series = e * ((c[0] + c[1] * e) + e2 * (c[2] + c[3] * e)
                       + e4 * ((c[4] + c[5] * e) + e2 * c[6]))
-        s.scale[j] = s.shift[j] * (s.anchor_power[j] + s.anchor_power[j] * series)
+        s.scale[j] = (s.shift[j] * (s.anchor_power[j] + s.anchor_power[j] * series)
+                      * s.decay[j])
         return
     s.anchor[j] = 1.0 / norm if norm > 0.0 else 0.0
     s.anchor_power[j] = _pnorm_power(s, norm)
-    s.scale[j] = s.shift[j] * s.anchor_power[j]
+    s.scale[j] = s.shift[j] * s.anchor_power[j] * s.decay[j]
 
 
 cdef inline bint _term_holds(State* s, double num) noexcept nogil:
@@ -348,6 +353,33 @@ cdef void _reshift_row(State* s, Py_ssize_t j) noexcept nogil:
         num[i] *= factor
     s.shift[j] = shift
     _sum_normalizer(s, j)
+
+
+cdef void _fold_decay(State* s, Py_ssize_t j) noexcept nogil:
+    """Multiply row j's decay into its stored theta (psi = identity, pnorm), which
+    then is theta: pnorm's terms, powers of theta / shift, and its normalizer stay
+    as they are when the shift takes the factor too. O(n)."""
+    cdef Py_ssize_t i, base = j * s.n
+    cdef double factor = s.decay[j]
+    if factor == 1.0:
+        return
+    _guard_rows(s)
+    for i in range(base, base + s.n):
+        s.theta[i] *= factor
+    s.decay[j] = 1.0
+    if s.psi == PSI_PNORM and s.shift[j] * factor >= DBL_MIN:
+        s.shift[j] *= factor
+        _set_scale(s, j)
+    else:  # (PSI_IDENTITY, or a row brought to 0)
+        _recompute_row(s, j)
+
+
+cdef void _fold_all(State* s) noexcept nogil:
+    """End a run with every row's decay multiplied out (theta is then theta)."""
+    cdef Py_ssize_t j
+    if s.alpha > 0.0 and _homogeneous(s.psi):
+        for j in range(s.k):
+            _fold_decay(s, j)
 
 
 cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:

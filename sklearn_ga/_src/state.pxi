@@ -88,6 +88,12 @@ cdef double SCALE_LIMIT = 2.0 ** 200
 cdef double ANCHOR_RANGE = 2.0 ** -8
 
 
+# A row of psi = identity or pnorm pulled toward 0 by the penalty (alpha) keeps its
+# theta as decay_j times the stored one, as SGD's weights keep a scale; below this
+# decay the row is multiplied out (_fold_decay), as SGD resets its scale.
+cdef double DECAY_FLOOR = 1e-9
+
+
 cdef enum:
     ANCHOR_DEGREE = 7  # the degree of that series
     GEODESIC_SUMS = 5  # sums a geodesic CSR row's dot pass keeps for its step
@@ -132,6 +138,10 @@ cdef struct State:
     Py_ssize_t row_size #     longest CSR row (the stride of row_held)
     # The estimators' options, read only by _trial_options (the plain GA rule skips them).
     bint options        #     whether any option below differs from plain GA
+    double alpha        #     penalty toward Theta_1 = 0: theta_j <- (1 - eta alpha)
+                        #     theta_j before each step (_pull)
+    double* decay       # k   psi = identity, pnorm: theta_j = decay_j * the stored
+                        #     row (a factor of scale_j too), 1 between runs
     int update          #     UpdateCode
     int loss_kind       #     LossCode
     double clip_low     #     activations are clipped to [clip_low, clip_high]

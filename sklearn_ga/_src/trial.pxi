@@ -165,7 +165,8 @@ cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
     one.theta, one.num, one.den = s.theta + j * s.n, s.num + j * s.n, s.den + j * s.n
     one.norm, one.shift, one.scale = s.norm + j, s.shift + j, s.scale + j
     one.mass, one.age, one.product = s.mass + j, s.age + j, s.product + j
-    one.anchor, one.anchor_power = s.anchor + j, s.anchor_power + j
+    one.anchor, one.anchor_power, one.decay = (s.anchor + j, s.anchor_power + j,
+                                               s.decay + j)
     one.intercept, one.a, one.y_hat, one.dot = (s.intercept + j, s.a + j, s.y_hat + j,
                                                  s.dot + j)
     one.residual, one.wx, one.rest, one.rest_shift = (s.residual + j, s.wx + j,

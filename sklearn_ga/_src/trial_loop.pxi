@@ -88,6 +88,9 @@ cdef class TrialLoop:
         The :meth:`terms` of a loop on the same parameters: taken as they are, so
         that this loop continues exactly as that one would (by default the terms
         are computed from theta).
+    alpha : float, optional
+        Penalty toward Theta_1 = 0: each trial scales theta by ``1 - eta alpha``
+        (at least 0) before its step (explicit updates of an additive psi only).
     """
     cdef State s
     cdef double[:, ::1] theta
@@ -95,7 +98,7 @@ cdef class TrialLoop:
     cdef double[:, ::1] den
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product,
-                               # anchor, anchor_power
+                               # anchor, anchor_power, decay
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
     cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each), geodesic
     cdef double[::1] option_row  # row_x (longest row)
@@ -109,7 +112,7 @@ cdef class TrialLoop:
                  double eta, double U, double p, bint fit_intercept,
                  int update=UPDATE_EXPLICIT, int loss=LOSS_MATCHING,
                  double clip_low=float("-inf"), double clip_high=float("inf"),
-                 state=None):
+                 state=None, double alpha=0.0):
         import numpy as np
 
         k, n = theta.shape[0], theta.shape[1]
@@ -123,13 +126,16 @@ cdef class TrialLoop:
                                   ("loss", loss, _loss_known(loss))):
             if not known:
                 raise ValueError(f"TrialLoop got the unknown {name} code {code}.")
+        if alpha > 0.0 and (update != UPDATE_EXPLICIT or _geodesic(psi)):
+            raise ValueError("TrialLoop's penalty alpha is for the explicit update of "
+                             "an additive psi.")
         self.theta = theta
         self.intercept = intercept
         count = _stored_terms(psi)
         terms = _term_arrays(count, k, n)
         self.num = theta if count == 0 else terms[0]
         self.den = terms[1] if count == 2 else self.num
-        self.buffers = np.zeros(11 * k)
+        self.buffers = np.zeros(12 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.s.eta, self.s.U, self.s.p = eta, U, p
         self.s.fit_intercept = fit_intercept
@@ -148,6 +154,10 @@ cdef class TrialLoop:
         self.s.product = &self.buffers[8 * k]
         self.s.anchor = &self.buffers[9 * k]
         self.s.anchor_power = &self.buffers[10 * k]
+        self.s.decay = &self.buffers[11 * k]
+        self.s.alpha = alpha
+        for q in range(k):
+            self.s.decay[q] = 1.0
         self.s.binomial[0] = (2.0 - p) / p  # (also the exponent of _pnorm_power)
         for q in range(1, ANCHOR_DEGREE):
             self.s.binomial[q] = (self.s.binomial[q - 1] * (self.s.binomial[0] - q)
@@ -162,7 +172,7 @@ cdef class TrialLoop:
         self.s.clip_low, self.s.clip_high = clip_low, clip_high
         self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
                           or clip_low > float("-inf") or clip_high < float("inf")
-                          or _geodesic(psi))
+                          or _geodesic(psi) or alpha > 0.0)
         if state is None:
             with nogil:
                 _recompute_all(&self.s)
@@ -172,9 +182,10 @@ cdef class TrialLoop:
             np.asarray(self.num)[...] = num
         if den is not None:
             np.asarray(self.den)[...] = den
-        # (Saved before pnorm's anchors, the last two k values, a state leaves them
-        # 0: none yet, and the first scale takes the power afresh.)
-        np.asarray(self.buffers)[:len(buffers)] = buffers
+        # (Saved before pnorm's anchors, the last two k values before the decay, a
+        # state leaves them 0: none yet, and the first scale takes the power
+        # afresh. The decay is 1 between runs.)
+        np.asarray(self.buffers)[:min(len(buffers), 11 * k)] = buffers[:11 * k]
 
     def terms(self):
         """What the loop holds besides theta and b: ``(num, den, buffers, touched)``
@@ -243,6 +254,8 @@ cdef class TrialLoop:
                     break
                 total += weight * loss
                 t += 1
+            if ok:
+                _fold_all(&self.s)
             ok = ok and _state_finite(&self.s, no_index, 0)
         return (OK if ok else DIVERGED), t, total
 
@@ -303,6 +316,8 @@ cdef class TrialLoop:
                 ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
                                            Y, 0, sample_weight, order, n_trials)
             unreadable, self.s.unreadable = self.s.unreadable, False
+            if ok:
+                _fold_all(&self.s)
             # (The journal's columns are those of every row, and some were not
             # checked when ``order`` leaves them out: then every parameter is.)
             ok = ok and not unreadable and _state_finite(
