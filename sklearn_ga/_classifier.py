@@ -147,8 +147,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     alpha : float, default=0.0
         Penalty toward the start Theta_1, >= 0: each trial first scales Theta by
         ``1 - eta * alpha`` (see :class:`GARegressor`); with ``psi="identity"``,
-        ``SGDClassifier``'s ``penalty="l2"``. For ``update="explicit"`` and the
-        additive psi only.
+        ``SGDClassifier``'s ``penalty="l2"``. Not for the geodesic psi.
     fit_intercept : bool, default=True
         Whether to learn intercepts.
     max_iter : int, default=1000

@@ -528,13 +528,12 @@ class Engine:
                 "of a threshold is 0. Use loss='matching' (the Perceptron) or "
                 "phi='tanh'."
             )
-        if self.alpha > 0 and (self.update != "explicit" or psi.geodesic):
+        if self.alpha > 0 and psi.geodesic:
             raise ValueError(
                 f"alpha={self.alpha!r} pulls the parameters toward their start by the "
-                "step eta alpha (Theta - Theta_1) of the explicit additive update; "
-                + (f"psi={self.psi!r} moves along geodesics, where it is not defined"
-                   if psi.geodesic else f"update={self.update!r} has none")
-                + ". Use alpha=0, or update='explicit' with an additive psi."
+                "additive step eta alpha (Theta - Theta_1), which psi="
+                f"{self.psi!r}, moving along geodesics, does not take. Use alpha=0, "
+                "or an additive psi."
             )
         clip_low, clip_high = -np.inf, np.inf
         if self.Y is not None:

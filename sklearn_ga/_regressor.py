@@ -96,7 +96,9 @@ class GARegressor(RegressorMixin, BaseGA):
         ``"identity"`` and ``"pnorm"`` (a factor of each row, multiplied out at
         the end of a call), O(n) exponentials per output for ``"softmax"``,
         ``"eg_pm"`` and ``"exp"`` (their normalizers, or every weight, change).
-        For ``update="explicit"`` and the additive psi only.
+        With ``update="implicit"`` or ``"natural"`` the pull comes first and the
+        rule takes its step from the pulled parameters (O(n) per trial). Not for
+        the geodesic psi.
     fit_intercept : bool, default=True
         Whether to learn an intercept b (updated by plain gradient descent).
     max_iter : int, default=1000

@@ -138,6 +138,9 @@ PARTIAL_FIT_REFUSED = (ValueError, "early_stopping should be False with partial_
 # constrained weights are poor_score, which the check does not assert on. (Its
 # assertion has no message.)
 HEAVY_CLASS = (AssertionError, "")
+# check_regressors_train sets alpha=0.01 on every regressor that has it; the geodesic
+# psi refuse a penalty (their steps are no additive steps in theta).
+GEODESIC_PENALTY = (ValueError, "which psi='(sphere|simplex)', moving along geodesics")
 
 
 def expected_failures(estimator):
@@ -163,6 +166,9 @@ def expected_failures(estimator):
             and (isinstance(estimator, GAClassifierCV) or estimator.early_stopping
                  or estimator.phi == "softmax" or estimator.Y is not None)):
         failures["check_class_weight_classifiers"] = HEAVY_CLASS
+    if (type(estimator) is GARegressor and PSI[estimator.psi].geodesic
+            and "check_regressors_train" not in out_of_domain_checks(estimator)):
+        failures["check_regressors_train"] = GEODESIC_PENALTY
     return failures
 
 

@@ -17,6 +17,7 @@ from test_reference import (
     make_inputs,
     regression_targets,
 )
+from test_updates import oracle
 
 from sklearn_ga import GAClassifier, GARegressor
 
@@ -111,11 +112,35 @@ def test_penalty_pulls_toward_the_start():
         np.testing.assert_allclose(model.coef_, target, atol=1e-12)
 
 
+@pytest.mark.parametrize(("update", "psi", "phi", "loss"), [
+    ("implicit", "identity", "identity", "matching"),
+    ("implicit", "pnorm", "tanh", "matching"),
+    ("implicit", "eg_pm", "logistic", "matching"),
+    ("implicit", "softmax", "softmax", "matching"),
+    ("natural", "softmax", "identity", "matching"),
+    ("natural", "exp", "tanh", "matching"),
+    ("natural", "eg_pm", "logistic", "matching"),
+    ("natural", "softmax", "tanh", "square"),
+])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_penalty_comes_before_the_update_rules_step(update, psi, phi, loss, sparse):
+    """With the implicit (KW01 eq. 22) and natural (KMWW eq. 5) rules, the pull
+    comes first and the rule's step is taken from the pulled parameters."""
+    rng = np.random.default_rng(7)
+    k = 3 if phi == "softmax" else 1
+    X = make_inputs(rng, 40, 5, sparse)
+    Y = regression_targets(phi, rng, 40, k)
+    model = GARegressor(psi=psi, phi=phi, eta=ETA, U=U, p=P, alpha=3.0,
+                        update=update, loss=loss)
+    model.partial_fit(_as(X, sparse), Y[:, 0] if k == 1 else Y)
+    weights, intercept, total, _ = oracle(psi, phi, X, Y, update=update, loss=loss,
+                                          alpha=3.0)
+    assert_oracle(model, (weights, intercept, total))
+
+
 @pytest.mark.parametrize(("params", "message"), [
     ({"psi": "sphere", "eta": 0.1}, "geodesics"),
     ({"psi": "simplex", "eta": 0.1}, "geodesics"),
-    ({"update": "implicit"}, "update='implicit' has none"),
-    ({"update": "natural", "psi": "softmax"}, "update='natural' has none"),
     ({"alpha": -1.0}, "alpha"),
 ])
 def test_penalty_refusals(params, message):

@@ -137,11 +137,14 @@ def simplex_step(p, grad, eta):
 
 
 def oracle(psi, phi, X, Y, *, update="explicit", loss="matching", clip=None,
-           eta=ETA, radius=U, intercept=True, sample_weight=None, start=None):
+           eta=ETA, radius=U, intercept=True, sample_weight=None, start=None,
+           alpha=0.0):
     """On-line run of GA with the options; returns (weights, intercepts, loss, rs).
 
     ``rs`` are the residuals (the scalar s of each step) of every trial. ``start``:
-    weights and intercepts to start from (the geodesic psi only).
+    weights and intercepts to start from (the geodesic psi only). ``alpha``: theta
+    is pulled to (1 - eta alpha) theta after the prediction, before the update
+    rule's step (additive psi).
     """
     m, n = X.shape
     k = Y.shape[1]
@@ -163,6 +166,13 @@ def oracle(psi, phi, X, Y, *, update="explicit", loss="matching", clip=None,
         value, residual = loss_and_gradient(phi, a, y, loss)
         total += s * value
         h = s * eta * (radius if psi == "eg_pm" and update != "natural" else 1.0)
+        if alpha:
+            theta = (1 - eta * alpha) * theta
+            # The rule's step from the pulled parameters (the implicit equation's
+            # bracket from their residual).
+            W = np.array([psi_weights(psi, row, radius) for row in theta])
+            residual = loss_and_gradient(phi, clipped_activation(phi, W @ x + b, clip),
+                                         y, loss)[1]
         if update == "implicit" and phi == "softmax":
             residual = implicit_softmax_residuals(psi, theta, b, x, y, h,
                                                   s * eta * intercept)

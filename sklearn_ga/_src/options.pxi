@@ -355,31 +355,31 @@ cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     return True
 
 
-cdef double _pull(State* s, Py_ssize_t j) noexcept nogil:
+cdef void _pull(State* s, Py_ssize_t j) noexcept nogil:
     """The penalty alpha Delta_psi(Theta, Theta_1) toward the start Theta_1 = 0:
     theta_j <- (1 - eta alpha) theta_j before the trial's step, as SGD's L2 penalty
-    scales its weights (by 0 where eta alpha > 1). Returns the factor that divides
-    the step of the stored row.
+    scales its weights (by 0 where eta alpha > 1); the update rule's own step
+    follows, from the pulled theta.
 
-    psi = identity and pnorm (_homogeneous) take the factor into their decay and
-    scale, O(1); the exponential psi scale theta and recompute the row's terms,
-    O(n) exponentials.
+    psi = identity and pnorm (_homogeneous) under the explicit rule take the factor
+    into their decay and scale, O(1) (the step of the stored row is divided by the
+    decay); otherwise theta is scaled and the row's terms recomputed, O(n)
+    (exponentials for the exponential psi).
     """
     cdef Py_ssize_t i, base = j * s.n
     cdef double factor = fmax(0.0, 1.0 - s.eta * s.alpha)
     if factor == 1.0:
-        return s.decay[j]
-    if _homogeneous(s.psi):
+        return
+    if _homogeneous(s.psi) and s.update == UPDATE_EXPLICIT:
         s.decay[j] *= factor
         s.scale[j] *= factor
         if s.decay[j] < DECAY_FLOOR:
             _fold_decay(s, j)
-        return s.decay[j]
+        return
     _guard_rows(s)
     for i in range(base, base + s.n):
         s.theta[i] *= factor
     _recompute_row(s, j)
-    return 1.0
 
 
 cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
@@ -390,7 +390,6 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     and geodesic parameterizations (KMWW Examples 2, 3)."""
     cdef Py_ssize_t j
     cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
-    cdef double divisor
     for j in range(s.k):
         if not _geodesic(s.psi):
             s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
@@ -418,14 +417,27 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         step_scale *= s.U  # HKW §III, as in _trial
     if _multiplicative(s, 0.0, 0.0) and nnz > 0:  # psi with multiplicative steps
         x_top = ga_max(x_val, nnz, 1)
+    if s.alpha > 0.0:  # the penalty's step comes before the update rule's
+        for j in range(s.k):
+            _pull(s, j)
+        if s.update != UPDATE_EXPLICIT:
+            # The natural rule's Dpsi and the implicit equation (its bracket from the
+            # residual) are taken at the pulled parameters.
+            for j in range(s.k):
+                s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
+                s.a[j] = fmin(fmax(s.wx[j] + s.intercept[j], s.clip_low), s.clip_high)
+            _transfer_and_loss(s, y)
+            if s.loss_kind == LOSS_SQUARE:
+                _square_loss(s, y)
+            else:
+                for j in range(s.k):
+                    s.residual[j] = s.y_hat[j] - y[j]
     # KW01 eq. (22): the residuals at the new parameters, not at the old ones.
     if s.update == UPDATE_IMPLICIT and not _implicit_residuals(
             s, x_val, x_ind, nnz, dense, y, step_scale, eta if s.fit_intercept else 0.0):
         return False
     for j in range(s.k):
         r = s.residual[j]
-        # The penalty (explicit additive updates only) comes before the step.
-        divisor = _pull(s, j) if s.alpha > 0.0 else 1.0
         if r == 0.0:
             continue
         if _geodesic(s.psi):
@@ -434,9 +446,9 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         elif s.update == UPDATE_NATURAL and not _no_terms(s.psi):
             _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)
         elif dense:
-            _update_dense_row(s, j, step_scale * r / divisor, x_val, x_top)
+            _update_dense_row(s, j, step_scale * r / s.decay[j], x_val, x_top)
         else:
-            _update_sparse_row(s, j, step_scale * r / divisor, x_val, x_ind, nnz,
+            _update_sparse_row(s, j, step_scale * r / s.decay[j], x_val, x_ind, nnz,
                                x_top)
         if s.fit_intercept:
             s.intercept[j] -= eta * r

@@ -377,7 +377,7 @@ cdef void _fold_decay(State* s, Py_ssize_t j) noexcept nogil:
 cdef void _fold_all(State* s) noexcept nogil:
     """End a run with every row's decay multiplied out (theta is then theta)."""
     cdef Py_ssize_t j
-    if s.alpha > 0.0 and _homogeneous(s.psi):
+    if s.alpha > 0.0:
         for j in range(s.k):
             _fold_decay(s, j)
 

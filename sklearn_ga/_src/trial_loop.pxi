@@ -90,7 +90,7 @@ cdef class TrialLoop:
         are computed from theta).
     alpha : float, optional
         Penalty toward Theta_1 = 0: each trial scales theta by ``1 - eta alpha``
-        (at least 0) before its step (explicit updates of an additive psi only).
+        (at least 0) before its step (additive psi only).
     """
     cdef State s
     cdef double[:, ::1] theta
@@ -126,9 +126,8 @@ cdef class TrialLoop:
                                   ("loss", loss, _loss_known(loss))):
             if not known:
                 raise ValueError(f"TrialLoop got the unknown {name} code {code}.")
-        if alpha > 0.0 and (update != UPDATE_EXPLICIT or _geodesic(psi)):
-            raise ValueError("TrialLoop's penalty alpha is for the explicit update of "
-                             "an additive psi.")
+        if alpha > 0.0 and _geodesic(psi):
+            raise ValueError("TrialLoop's penalty alpha is for the additive psi.")
         self.theta = theta
         self.intercept = intercept
         count = _stored_terms(psi)
