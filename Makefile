@@ -2,8 +2,11 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# The build inputs: the kernel's .pyx and every part it includes from sklearn_ga/_src.
-KERNEL_SOURCES := sklearn_ga/_kernel.pyx $(sort $(wildcard sklearn_ga/_src/*.h sklearn_ga/_src/*.pxi))
+# The build inputs: the kernel's .pyx, every part it includes from sklearn_ga/_src and
+# the codes (but for the two files setup.py writes from them).
+GENERATED := sklearn_ga/_src/ga_codes.h sklearn_ga/_src/codes.pxi
+KERNEL_SOURCES := sklearn_ga/_kernel.pyx sklearn_ga/_codes.py \
+	$(filter-out $(GENERATED),$(sort $(wildcard sklearn_ga/_src/*.h sklearn_ga/_src/*.pxi)))
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py $(KERNEL_SOURCES) | cksum | cut -d' ' -f1)
 
 .PHONY: install demo test lint bench docs docs-check clean
@@ -65,5 +68,5 @@ docs-check: docs
 	$(BIN)/python doc/check_rendering.py doc/_build/html
 
 clean:
-	rm -rf $(VENV) build *.egg-info sklearn_ga/*.so sklearn_ga/_kernel.c
+	rm -rf $(VENV) build *.egg-info sklearn_ga/*.so sklearn_ga/_kernel.c $(GENERATED)
 	rm -rf doc/_build doc/generated doc/auto_examples doc/sg_execution_times.rst

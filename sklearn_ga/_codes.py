@@ -1,8 +1,9 @@
 """The integer codes that name psi, phi, the update rule, the loss and a run's status.
 
 This module is the one source of these numbers: the registries (``_psi.py``,
-``_phi.py``) take their codes from here, and the compiled loop declares the same
-values in its own enums, which ``tests/test_codes.py`` checks against these.
+``_phi.py``) take their codes from here, and ``setup.py`` writes them for the compiled
+loop (the C enums of ``_src/ga_codes.h`` and their Cython declarations in
+``_src/codes.pxi``), whose enums ``tests/test_codes.py`` checks against these.
 """
 
 from enum import IntEnum
@@ -53,3 +54,7 @@ class Status(IntEnum):
     OK = 0
     DIVERGED = 1
     UNREADABLE = 2  # a CSR run checking its rows stopped at one that failed
+
+
+# The enums that setup.py writes for the compiled loop.
+ENUMS = (PsiCode, PhiCode, UpdateCode, LossCode, Status)

@@ -22,6 +22,7 @@ from libc.math cimport (exp, expm1, log, log1p, fabs, fmin, fmax, tanh, atan, co
                         sqrt, pow, ldexp, ilogb, isfinite, INFINITY)
 
 include "_src/primitives.pxi"
+include "_src/codes.pxi"
 include "_src/state.pxi"
 include "_src/psi.pxi"
 include "_src/phi.pxi"

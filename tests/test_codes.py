@@ -1,8 +1,8 @@
 """The compiled loop's codes are those of sklearn_ga._codes, the one source of them.
 
-Cython cannot import the Python module, so the kernel declares its own enums
-(sklearn_ga/_src/ga_codes.h); a drift between the two would send one psi's or phi's
-code to another's branch.
+Cython cannot import the Python module: setup.py writes the codes for the kernel
+(sklearn_ga/_src/ga_codes.h and codes.pxi). A module built before a change of the
+codes would send one psi's or phi's code to another's branch.
 """
 
 import pytest

@@ -1,45 +1,6 @@
-# The state of one run: the codes (declared from _src/ga_codes.h, the values of
-# sklearn_ga/_codes.py, which tests/test_codes.py checks), the thresholds of the factored storage, the State
+# The state of one run (the codes come before it, from codes.pxi, which setup.py
+# writes from sklearn_ga/_codes.py): the thresholds of the factored storage, the State
 # struct that every function of the loop reads, and its copies for TrialLoop.save.
-
-cdef extern from "_src/ga_codes.h":
-    # Parameterization functions psi (registry: sklearn_ga/_psi.py).
-    cpdef enum PsiCode "ga_psi_code":
-        PSI_IDENTITY "GA_PSI_IDENTITY"
-        PSI_SOFTMAX "GA_PSI_SOFTMAX"
-        PSI_EG_PM "GA_PSI_EG_PM"
-        PSI_EXP "GA_PSI_EXP"
-        PSI_PNORM "GA_PSI_PNORM"
-        PSI_SPHERE "GA_PSI_SPHERE"
-        PSI_SIMPLEX "GA_PSI_SIMPLEX"
-
-    # Transfer functions phi (registry: sklearn_ga/_phi.py).
-    cpdef enum PhiCode "ga_phi_code":
-        PHI_IDENTITY "GA_PHI_IDENTITY"
-        PHI_LOGISTIC "GA_PHI_LOGISTIC"
-        PHI_TANH "GA_PHI_TANH"
-        PHI_ARCTAN "GA_PHI_ARCTAN"
-        PHI_EXP "GA_PHI_EXP"
-        PHI_SOFTMAX "GA_PHI_SOFTMAX"
-        PHI_SIGN "GA_PHI_SIGN"
-
-    # Update rules (KW01 eq. 23 explicit, eq. 22/25 implicit; KMWW eq. 5 natural).
-    cpdef enum UpdateCode "ga_update_code":
-        UPDATE_EXPLICIT "GA_UPDATE_EXPLICIT"
-        UPDATE_IMPLICIT "GA_UPDATE_IMPLICIT"
-        UPDATE_NATURAL "GA_UPDATE_NATURAL"
-
-    # Loss minimized: the matching loss of phi, or the square loss (GA_L, KW01 eq. 35).
-    cpdef enum LossCode "ga_loss_code":
-        LOSS_MATCHING "GA_LOSS_MATCHING"
-        LOSS_SQUARE "GA_LOSS_SQUARE"
-
-    # How a run ended (UNREADABLE: a CSR run checking its rows stopped at one that
-    # failed).
-    cpdef enum Status "ga_status":
-        OK "GA_OK"
-        DIVERGED "GA_DIVERGED"
-        UNREADABLE "GA_UNREADABLE"
 
 ctypedef fused index_t:
     int32_t
