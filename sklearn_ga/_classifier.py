@@ -112,7 +112,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
+            "burg"}, \
             default="identity"
         Parameterization function (see :class:`GARegressor`).
     phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"

@@ -19,6 +19,7 @@ class PsiCode(IntEnum):
     PSI_PNORM = 4
     PSI_SPHERE = 5
     PSI_SIMPLEX = 6
+    PSI_BURG = 7
 
 
 class PhiCode(IntEnum):

@@ -369,7 +369,8 @@ class GARegressorCV(_GridMixin, GARegressor):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
+            "burg"}, \
             default="identity"
         Parameterization function (see :class:`GARegressor`; the sphere's radius
         is 1).
@@ -507,7 +508,8 @@ class GAClassifierCV(_GridMixin, GAClassifier):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
+            "burg"}, \
             default="identity"
         Parameterization function (see :class:`GARegressor`; the sphere's radius
         is 1).

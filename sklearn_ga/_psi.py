@@ -47,6 +47,21 @@ def _exp(theta, U, p):
     return np.exp(theta)
 
 
+def _burg(theta, U, p):
+    # The Burg entropy F(w) = -sum_i ln w_i has the link f(w) = -1/w, so that
+    # w = psi(theta) = -1/theta on theta < 0 (positive weights).
+    return -1.0 / _burg_parameters(theta)
+
+
+def _burg_parameters(theta):
+    """theta, which must lie in psi="burg"'s domain theta < 0."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if not np.all(theta < 0):
+        raise ValueError("psi='burg' has parameters theta < 0 (its weights are "
+                         "-1/theta > 0); got a parameter >= 0.")
+    return theta
+
+
 def _unit_rows(theta):
     """theta = shift * r row by row, shift = max |theta| (1 for a zero row), so
     that powers of r (|r| <= 1, one entry 1) neither overflow nor all underflow."""
@@ -116,6 +131,10 @@ def _potential_pnorm(theta, U, p):
     return 0.5 * _pnorm_norms(theta, p) ** 2
 
 
+def _potential_burg(theta, U, p):
+    return np.sum(-np.log(-_burg_parameters(theta)), axis=-1)
+
+
 def _divergence_identity(theta_tilde, theta, U, p):
     return 0.5 * np.sum((theta_tilde - theta) ** 2, axis=-1)
 
@@ -147,6 +166,14 @@ def _divergence_exp(theta_tilde, theta, U, p):
         terms = np.where(d > 1.0, np.exp(theta_tilde)
                          - np.where(weights > 0, weights * (1.0 + d), 0.0), near)
     return np.sum(terms, axis=-1)
+
+
+def _divergence_burg(theta_tilde, theta, U, p):
+    # sum_i (r_i - 1 - ln r_i) with r = theta~ / theta = w / w~: the Burg divergence
+    # of the weights, Delta_F(w, w~) (the slides' Examples-3), in d = r - 1 without
+    # cancellation near r = 1.
+    d = _burg_parameters(theta_tilde) / _burg_parameters(theta) - 1.0
+    return np.sum(d - np.log1p(d), axis=-1)
 
 
 def _divergence_pnorm(theta_tilde, theta, U, p):
@@ -250,6 +277,16 @@ def _inverse_eg_pm(omega, U, p):
 def _inverse_exp(omega, U, p):
     _positive(omega, "EGU's weights (psi='exp')")
     return np.log(omega)
+
+
+def _inverse_burg(omega, U, p):
+    omega = np.asarray(omega, dtype=np.float64)
+    if not np.all(omega > 0):
+        raise ValueError(
+            "The Burg weights (psi='burg') are positive (w = -1/theta for theta < 0); "
+            f"got a smallest weight of {np.min(omega)!r}."
+        )
+    return -1.0 / omega
 
 
 def _inverse_pnorm(omega, U, p):
@@ -364,7 +401,8 @@ class Parameterization:
         Whether the update moves the weights along geodesics of a manifold (KMWW
         eq. 10) rather than by the additive step of KW01 eq. (23).
     start : float
-        Every parameter starts at this value (uniform weights on the manifold).
+        Every parameter starts at this value (uniform weights on the manifold for
+        the geodesic psi; -1, weights one, for burg).
     same_as : callable or None
         ``same_as(p)``: the name of the psi this one equals at this ``p``, whose
         compiled loop then runs (the same model, at its speed), or None.
@@ -457,5 +495,13 @@ PSI = {
             description="weights on the probability simplex, geodesic steps of the "
                         "Fisher metric (KMWW Example 3)", geodesic=True, start=1.0,
             inverse=_inverse_simplex),
+        Parameterization(
+            name="burg", code=PsiCode.PSI_BURG, weights=_burg,
+            potential=_potential_burg, divergence=_divergence_burg, constrained=True,
+            # Dpsi(theta) = diag(w^2): its quadratic form grows with the weights.
+            no_input_bound=("x^T Dpsi(theta) x = sum_j w_j^2 x_j^2 grows without "
+                            "bound with the weights"),
+            description="Burg entropy: positive weights, w <- w / (1 + eta (y_hat - "
+                        "y) w x)", start=-1.0, inverse=_inverse_burg),
     ]
 }

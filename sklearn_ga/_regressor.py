@@ -26,7 +26,8 @@ class GARegressor(RegressorMixin, BaseGA):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
+            "burg"}, \
             default="identity"
         Parameterization function: ``"identity"`` (gradient descent),
         ``"softmax"`` (EG, weights on the probability simplex), ``"eg_pm"`` (EG±,

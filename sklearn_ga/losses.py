@@ -243,10 +243,13 @@ def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):
     ----------
     theta_tilde, theta : array-like of shape (n_features,) or (k, n_features)
         Parameter matrices (not weights); a 1-D array is one row.
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm"}, default="identity"
+    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "burg"}, \
+            default="identity"
         Parameterization function: half the squared distance (identity), the
         relative entropy of the weights (softmax; eg_pm on its 2n weights), the
-        unnormalized relative entropy (exp), the p-norm divergence (pnorm).
+        unnormalized relative entropy (exp), the p-norm divergence (pnorm), the
+        Burg divergence sum_i (w_i / w~_i - ln(w_i / w~_i) - 1) of the weights
+        (burg, whose parameters are negative).
     U : float, default=1.0
         Scale of EG± (it enters the bounds through b, not through Delta).
     p : float, default=2.0

@@ -65,11 +65,14 @@ SIMPLEX_CHECKS = TARGET_RANGE_CHECKS + [
 
 
 def _configuration(estimator_class, psi, phi, **options):
-    # "theory" needs finite b and c (KW01 eqs. 28-29): exp, sign and the geodesic psi
-    # take a number.
+    # "theory" needs finite b and c (KW01 eqs. 28-29): exp, burg, sign and the geodesic
+    # psi take a number.
     needs_number = (PSI[psi].input_bound is None or PHI[phi].c is None
                     or PHI[phi].c == float("inf"))
-    return estimator_class(psi=psi, phi=phi, **{**({"eta": 1e-4} if needs_number
+    # Burg's weights have a pole at theta = 0, which the checks' steps (class
+    # weights of 1000, targets of size 100) reach at 1e-4: a smaller rate.
+    eta = 1e-6 if psi == "burg" else 1e-4
+    return estimator_class(psi=psi, phi=phi, **{**({"eta": eta} if needs_number
                                                    else {}), **options})
 
 
@@ -148,14 +151,17 @@ def expected_failures(estimator):
     fails, each for its own reason.
 
     The sample-weight checks fail on-line, but where they feed targets outside the
-    range of phi (they fail earlier, with our range error) and for EGU with
-    phi = exp at eta = 1e-4: on the checks' targets (0 to 2) the double step and the
-    two steps differ by about (eta y)^2, within the checks' tolerance.
+    range of phi (they fail earlier, with our range error), for EGU with
+    phi = exp at eta = 1e-4 and for Burg's classifiers of a smooth phi at
+    eta = 1e-6: on the checks' data the double step and the two steps differ by
+    about (eta y)^2, within the checks' tolerance.
     """
     failures = {}
     if not (set(SAMPLE_WEIGHT_CHECKS) & out_of_domain_checks(estimator)
             or isinstance(estimator, GARegressor) and estimator.psi == "exp"
-            and estimator.phi == "exp"):
+            and estimator.phi == "exp"
+            or isinstance(estimator, GAClassifier) and estimator.psi == "burg"
+            and estimator.phi != "sign"):
         failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, ON_LINE))
     if (getattr(estimator, "early_stopping", False)
             or getattr(estimator, "class_weight", None) == "balanced"):

@@ -102,6 +102,8 @@ def test_loop_weights_are_registry_weights(psi, p, case):
     theta = THETAS[case].copy()
     if psi == "exp":
         theta = np.clip(theta, -EXP_LIMIT, EXP_LIMIT)
+    if psi == "burg":  # (its parameters are negative)
+        theta = -np.abs(theta) - 1e-300
     U = 2.5
     loop = TrialLoop(PSI[psi].code, PhiCode.PHI_IDENTITY, theta.copy(), np.zeros(2),
                      0.0, U, p, False)
@@ -123,14 +125,16 @@ def test_loop_prediction_uses_registry_weights():
 @pytest.mark.parametrize(
     "codes, name",
     [
-        ((7, PhiCode.PHI_IDENTITY, UpdateCode.UPDATE_EXPLICIT, LossCode.LOSS_MATCHING),
-         "psi"),
+        ((max(PsiCode) + 1, PhiCode.PHI_IDENTITY, UpdateCode.UPDATE_EXPLICIT,
+          LossCode.LOSS_MATCHING), "psi"),
         ((-1, PhiCode.PHI_IDENTITY, UpdateCode.UPDATE_EXPLICIT, LossCode.LOSS_MATCHING),
          "psi"),
-        ((PsiCode.PSI_EXP, 7, UpdateCode.UPDATE_EXPLICIT, LossCode.LOSS_MATCHING),
-         "phi"),
-        ((PsiCode.PSI_EXP, PhiCode.PHI_TANH, 3, LossCode.LOSS_MATCHING), "update"),
-        ((PsiCode.PSI_EXP, PhiCode.PHI_TANH, UpdateCode.UPDATE_NATURAL, 2), "loss"),
+        ((PsiCode.PSI_EXP, max(PhiCode) + 1, UpdateCode.UPDATE_EXPLICIT,
+          LossCode.LOSS_MATCHING), "phi"),
+        ((PsiCode.PSI_EXP, PhiCode.PHI_TANH, max(UpdateCode) + 1,
+          LossCode.LOSS_MATCHING), "update"),
+        ((PsiCode.PSI_EXP, PhiCode.PHI_TANH, UpdateCode.UPDATE_NATURAL,
+          max(LossCode) + 1), "loss"),
     ],
 )
 def test_unknown_codes_are_rejected(codes, name):

@@ -389,9 +389,11 @@ def test_bad_input(kwargs, message):
 
 # -- parameterization functions --------------------------------------------------
 
-def theta_rows(k=2, n=4, span=4.0):
+def theta_rows(k=2, n=4, span=4.0, psi=None):
+    """Parameter rows in psi's domain: theta < 0 for burg (theta = -e^v)."""
     return st.lists(st.floats(-span, span), min_size=k * n, max_size=k * n).map(
-        lambda v: np.array(v).reshape(k, n))
+        lambda v: -np.exp(np.array(v).reshape(k, n)) if psi == "burg"
+        else np.array(v).reshape(k, n))
 
 
 P_VALUES = [2.0, 3.0, 5.5]
@@ -412,8 +414,9 @@ def potential_gradient(psi, theta, U, p):
 
 @pytest.mark.parametrize("psi, p", PSI_CONFIGURATIONS)
 @SETTINGS
-@given(theta=theta_rows(k=1))
-def test_psi_is_the_gradient_of_its_potential(psi, p, theta):
+@given(data=st.data())
+def test_psi_is_the_gradient_of_its_potential(psi, p, data):
+    theta = data.draw(theta_rows(k=1, psi=psi))
     h, U = 1e-6, 2.5
     if psi == "pnorm" and np.max(np.abs(theta)) < 1e-3:
         return  # psi(0) = 0 with a non-smooth potential at 0 for p > 2
@@ -430,7 +433,7 @@ def test_psi_is_the_gradient_of_its_potential(psi, p, theta):
 @SETTINGS
 @given(data=st.data())
 def test_divergence_is_bregman_and_nonnegative(psi, p, data):
-    theta_tilde, theta = data.draw(theta_rows()), data.draw(theta_rows())
+    theta_tilde, theta = data.draw(theta_rows(psi=psi)), data.draw(theta_rows(psi=psi))
     U = 2.5
     value = divergence(theta_tilde, theta, psi=psi, U=U, p=p)
     bregman = (potential(theta_tilde, psi=psi, p=p) - potential(theta, psi=psi, p=p)
@@ -451,7 +454,7 @@ def test_divergence_is_bregman_and_nonnegative(psi, p, data):
 @given(data=st.data())
 def test_three_point_identity_psi(psi, p, data):
     # KW01 Proposition 1 for Delta_psi, as used in the proof of Lemma 4.
-    t1, t2, t3 = (data.draw(theta_rows()) for _ in range(3))
+    t1, t2, t3 = (data.draw(theta_rows(psi=psi)) for _ in range(3))
     U = 2.5
 
     def delta(a, b):
@@ -534,9 +537,10 @@ MAGNITUDES = [1e-300, 1e-150, 1e-10, 1.0, 1e10, 1e50, 1e150, 1e200]
 
 @pytest.mark.parametrize("psi, p", PSI_CONFIGURATIONS)
 @SETTINGS
-@given(magnitude=st.sampled_from(MAGNITUDES), theta=theta_rows(span=1.0))
-def test_divergence_is_zero_at_equal_arguments(psi, p, magnitude, theta):
+@given(magnitude=st.sampled_from(MAGNITUDES), data=st.data())
+def test_divergence_is_zero_at_equal_arguments(psi, p, magnitude, data):
     # Exactly, at every scale: not what rounding leaves of ||theta||^2 - theta.psi.
+    theta = data.draw(theta_rows(span=1.0, psi=psi))
     assert divergence(magnitude * theta, magnitude * theta, psi=psi, U=2.5,
                       p=p) == 0.0
 

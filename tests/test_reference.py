@@ -31,6 +31,8 @@ def oracle_weights(psi, theta, p=P):
         return np.exp(theta) / np.exp(theta).sum()
     if psi == "exp":
         return np.exp(theta)
+    if psi == "burg":  # the link of the Burg entropy -sum ln w is -1/w
+        return -1.0 / theta
     if psi == "pnorm":
         norm = np.sum(np.abs(theta) ** p) ** (1 / p)
         if norm == 0:
@@ -76,6 +78,8 @@ def oracle_start(psi, omega, scale=U, p=P):
         return omega.copy()
     if psi in ("softmax", "exp"):
         return np.log(omega)
+    if psi == "burg":
+        return -1.0 / omega
     if psi == "pnorm":  # the q-norm link inverts the p-norm link, 1/p + 1/q = 1
         return oracle_weights("pnorm", omega, p / (p - 1))
     if psi == "eg_pm":
@@ -93,8 +97,8 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
             steps=None, p=P, start=None, power_t=None, alpha=0.0, seen=0):
     """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
 
-    Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp), or the
-    parameters of the weights and intercepts ``start``. A trial of sample weight s
+    Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp; -1 for burg,
+    all ones), or the parameters of the weights and intercepts ``start``. A trial of sample weight s
     uses the learning rate s * eta_t: eta, or eta / t^power_t at the t-th trial
     (``seen`` trials came before X's). ``alpha`` pulls the parameters toward 0 by
     eta_t alpha theta before the step (EG±: each doubled weight raised to the power
@@ -104,7 +108,7 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
     """
     m, n = X.shape
     k = Y.shape[1]
-    theta = np.zeros((k, n))
+    theta = np.full((k, n), -1.0 if psi == "burg" else 0.0)
     plus, minus = np.full((k, n), 1 / (2 * n)), np.full((k, n), 1 / (2 * n))
     b = np.zeros(k)
     if start is not None:
@@ -331,9 +335,38 @@ def test_compiled_weights_equal_the_registry_formula(psi, p):
     else:
         theta = signs * 10.0 ** rng.uniform(-8.0, 8.0, size=n)
         theta = np.abs(theta) if psi == "simplex" else theta
+        theta = -np.abs(theta) if psi == "burg" else theta  # (its domain theta < 0)
         theta = theta.reshape(1, n)
     model = GARegressor(psi=psi, p=p, U=U)
     loop = model._trial_loop(theta.copy(), np.zeros(1), ETA, U)
     expected = PSI[psi].weights(theta, U, p)
     np.testing.assert_allclose(loop.weights(), expected, rtol=1e-12,
                                atol=1e-300)
+
+
+def test_burg_follows_its_weight_space_update():
+    """psi="burg" is the update of the Bregman-divergence slides in weight space,
+    w_i <- w_i / (1 + eta (y_hat - y) w_i x_i), from w = 1 (dense and CSR)."""
+    rng = np.random.default_rng(3)
+    X = make_inputs(rng, 80, 6, sparse=True)
+    y = rng.normal(size=80)
+    w, b = np.ones(6), 0.0
+    for x, target in zip(X, y, strict=True):
+        residual = w @ x + b - target
+        w = w / (1.0 + ETA * residual * w * x)
+        b -= ETA * residual
+    for inputs in (X, sp.csr_matrix(X)):
+        model = GARegressor(psi="burg", eta=ETA).partial_fit(inputs, y)
+        np.testing.assert_allclose(model.coef_, w, rtol=1e-11)
+        np.testing.assert_allclose(model.intercept_, b, rtol=1e-11, atol=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_burg_step_out_of_its_domain_is_a_divergence(sparse):
+    # The first step, -10 (y_hat - y) x = 40, takes theta_1 = -1 to 39, where no
+    # weight -1/theta is: the run reports a divergence, and the model is unfitted.
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    model = GARegressor(psi="burg", eta=10.0, fit_intercept=False)
+    with pytest.raises(ValueError, match="diverged"):
+        model.partial_fit(sp.csr_matrix(X) if sparse else X, [5.0, 0.0])
+    assert not hasattr(model, "coef_")

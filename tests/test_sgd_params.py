@@ -167,7 +167,7 @@ def weights_in_range(psi, rng, k, n):
     if psi in ("softmax", "simplex"):
         W = rng.dirichlet(np.full(n, 0.3), size=k)
         return np.maximum(W, 1e-30) / np.maximum(W, 1e-30).sum(axis=1, keepdims=True)
-    if psi == "exp":
+    if psi in ("exp", "burg"):
         return rng.exponential(size=(k, n)) + 1e-20
     W = rng.normal(size=(k, n))
     if psi == "eg_pm":
@@ -248,6 +248,7 @@ def test_coef_init_with_warm_start_replaces_the_fitted_weights():
     ("softmax", [0.5, 0.5, 0.0], "positive"),
     ("eg_pm", [1.0, -1.0, 0.5], "strictly inside the l1 ball"),
     ("exp", [1.0, 0.0, 2.0], "positive"),
+    ("burg", [1.0, -2.0, 2.0], "positive"),
     ("sphere", [1.0, 1.0, 1.0], "sphere of radius"),
     ("simplex", [0.2, 0.2, 0.2], "probability simplex"),
     ("identity", [1.0, np.nan, 0.0], "NaN or infinity"),

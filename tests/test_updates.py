@@ -148,7 +148,7 @@ def oracle(psi, phi, X, Y, *, update="explicit", loss="matching", clip=None,
     """
     m, n = X.shape
     k = Y.shape[1]
-    theta = np.zeros((k, n))
+    theta = np.full((k, n), -1.0 if psi == "burg" else 0.0)
     if psi == "sphere":
         omega = np.full((k, n), radius / np.sqrt(n))
     elif psi == "simplex":
@@ -215,7 +215,7 @@ CASES = (
     [(psi, phi, k, "implicit", "matching", None)
      for psi in ADDITIVE for phi in SMOOTH_PHI for k in _ks(phi)]
     + [(psi, phi, k, "natural", loss, None)
-       for psi in ["identity", "softmax", "exp", "eg_pm"]
+       for psi in ["identity", "softmax", "exp", "eg_pm", "burg"]
        for phi in ["identity", "logistic", "softmax"] for k in _ks(phi)
        for loss in ["matching", "square"]]
     + [(psi, phi, k, "explicit", "square", None)
@@ -318,7 +318,7 @@ def test_implicit_update_solves_eq22(psi, phi, k, sparse):
     rng = np.random.default_rng(5)
     X = make_inputs(rng, 40, 6, sparse) * 3  # long steps: far from the explicit rule
     Y = regression_targets(phi, rng, 40, k)
-    eta = 0.02 if "exp" in (psi, phi) else 0.5
+    eta = 0.02 if "exp" in (psi, phi) or psi == "burg" else 0.5
     model = GARegressor(psi=psi, phi=phi, eta=eta, U=U, p=P, update="implicit")
     data = sp.csr_matrix(X) if sparse else X
     y = Y[:, 0] if k == 1 else Y

@@ -13,7 +13,7 @@
 cdef bint _psi_known(int psi) noexcept nogil:
     """Whether psi is one of the codes this loop implements (PsiCode)."""
     return psi in (PSI_IDENTITY, PSI_SOFTMAX, PSI_EG_PM, PSI_EXP, PSI_PNORM,
-                   PSI_SPHERE, PSI_SIMPLEX)
+                   PSI_SPHERE, PSI_SIMPLEX, PSI_BURG)
 
 
 cdef int _stored_terms(int psi) noexcept nogil:
@@ -90,6 +90,14 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
         # the normalizer term num^2 is not stored (den is num).
         for q in range(n):
             num[q] = theta[q] / shift
+    elif s.psi == PSI_BURG:
+        # The link of the Burg entropy -sum ln w is -1/w: w = -1/theta on theta < 0.
+        # At theta >= 0 the weight is +inf, its limit at 0: an explicit run reports
+        # a divergence (its activation, or the final check, is not finite), and the
+        # implicit equation is +-inf there, so that its root search stays inside.
+        # (+ 0.0: a zero of either sign becomes +0, and 1 / +0 = +inf.)
+        for q in range(n):
+            num[q] = 1.0 / (fmax(-theta[q], 0.0) + 0.0)
 
 
 cdef inline double _pnorm_shift(double top) noexcept nogil:
@@ -115,7 +123,7 @@ cdef inline double _scale_value(State* s, double norm, double shift) noexcept no
         return shift * _pnorm_power(s, norm)
     elif s.psi == PSI_SPHERE:
         return s.U / sqrt(norm)
-    return 1.0  # PSI_IDENTITY, PSI_EXP: not normalized
+    return 1.0  # PSI_IDENTITY, PSI_EXP, PSI_BURG: not normalized
 
 
 cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
@@ -413,9 +421,10 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     """theta_j <- theta_j - step Dpsi(theta_j)^T x (KMWW eq. 5).
 
     Dpsi is symmetric (KW01 §3): diag(omega) - omega omega^T for softmax, diag(omega)
-    for exp, (U / Z) diag(cosh theta) - omega omega^T / U for EG+- (Z = sum cosh).
-    The rank-one part moves every coordinate (O(n) per row); exp's step, diagonal,
-    moves only the row's nonzeros (O(nnz)).
+    for exp, diag(omega^2) for burg (1 / theta^2), (U / Z) diag(cosh theta)
+    - omega omega^T / U for EG+- (Z = sum cosh). The rank-one part moves every
+    coordinate (O(n) per row); the diagonal steps of exp and burg move only the
+    row's nonzeros (O(nnz)).
     """
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double along = 0.0, slope
@@ -430,15 +439,19 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
             s.theta[i] += along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
-        # The diagonal: omega_i, or (U / Z) cosh theta_i = scale * its normalizer term.
-        slope = s.scale[j] * (_normalizer_term(s, s.num[i], s.den[i], s.theta[i],
-                                               s.shift[j])
-                              if s.psi == PSI_EG_PM
-                              else _unscaled_weight(s, s.num[i], s.den[i]))
+        # The diagonal: omega_i, omega_i^2 (burg), or (U / Z) cosh theta_i = scale *
+        # its normalizer term (EG+-).
+        if s.psi == PSI_EG_PM:
+            slope = s.scale[j] * _normalizer_term(s, s.num[i], s.den[i], s.theta[i],
+                                                  s.shift[j])
+        elif s.psi == PSI_BURG:
+            slope = s.num[i] * s.num[i]
+        else:
+            slope = s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
         s.theta[i] -= step * slope * x_val[q]
-    if s.psi == PSI_EXP:
+    if not _normalized(s.psi):  # exp, burg: the terms of the moved coordinates
         for q in range(nnz):
             i = base + (q if dense else x_ind[q])
-            s.num[i] = ga_exp(s.theta[i])
+            _terms(s, s.theta + i, s.num + i, s.den + i, 0.0, 1)
         return
     _recompute_row(s, j)
