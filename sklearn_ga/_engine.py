@@ -528,6 +528,12 @@ class Engine:
                 "of a threshold is 0. Use loss='matching' (the Perceptron) or "
                 "phi='tanh'."
             )
+        if self.alpha > 0 and psi.start != 0.0 and not psi.geodesic:
+            raise ValueError(
+                f"alpha={self.alpha!r} pulls the parameters toward 0 (Theta scaled by "
+                f"1 - eta alpha), which is not the start Theta_1 = {psi.start!r} of "
+                f"psi={self.psi!r}. Use alpha=0."
+            )
         if self.alpha > 0 and psi.geodesic:
             raise ValueError(
                 f"alpha={self.alpha!r} pulls the parameters toward their start by the "

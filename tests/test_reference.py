@@ -98,8 +98,9 @@ def figure5(psi, phi, X, Y, sample_weight=None, eta=ETA, scale=U, intercept=True
     """GA(psi, phi, Theta_1, eta) of KW01 Figure 5, with an intercept learned by GD.
 
     Theta_1 = 0 (uniform weights for softmax and EG±, all ones for exp; -1 for burg,
-    all ones), or the parameters of the weights and intercepts ``start``. A trial of sample weight s
-    uses the learning rate s * eta_t: eta, or eta / t^power_t at the t-th trial
+    all ones), or the parameters of the weights and intercepts ``start``. A trial of
+    sample weight s uses the learning rate s * eta_t: eta, or eta / t^power_t at the
+    t-th trial
     (``seen`` trials came before X's). ``alpha`` pulls the parameters toward 0 by
     eta_t alpha theta before the step (EG±: each doubled weight raised to the power
     1 - eta_t alpha, which keeps w+ w- equal across coordinates, then normalized).
@@ -370,3 +371,9 @@ def test_burg_step_out_of_its_domain_is_a_divergence(sparse):
     with pytest.raises(ValueError, match="diverged"):
         model.partial_fit(sp.csr_matrix(X) if sparse else X, [5.0, 0.0])
     assert not hasattr(model, "coef_")
+
+
+def test_burg_refuses_alpha():
+    # alpha's pull toward 0 is not toward Burg's start theta = -1 (its pole).
+    with pytest.raises(ValueError, match="not the start"):
+        GARegressor(psi="burg", eta=0.01, alpha=0.1).fit(np.ones((3, 2)), np.ones(3))
