@@ -98,6 +98,11 @@ CASES = [
      lambda m: m.partial_fit(X, with_value(Y_REAL, 5, np.nan)), ["NaN"]),
     ("inf-in-y-classifier-X", fitted_classifier,
      lambda m: m.partial_fit(with_value(X, (2, 2), -np.inf), LABELS), ["infinity"]),
+    # The kept loop learns the rows before the bad one: its terms, normalizers and
+    # counters are put back (state() compares them).
+    ("nan-in-a-later-csr-row", lambda: GARegressor(psi="eg_pm", eta=0.1).partial_fit(
+        sp.csr_matrix(X), Y_REAL), lambda m: m.partial_fit(
+        sp.csr_matrix(with_value(X, (39, 1), np.nan)), Y_REAL), ["NaN"]),
     ("nan-in-X-predict", fitted_regressor,
      lambda m: m.predict(with_value(X, (1, 1), np.nan)), ["NaN"]),
     ("wrong-n-features-predict", fitted_regressor,

@@ -129,6 +129,55 @@ def test_non_canonical_csr_equals_dense(psi):
     np.testing.assert_array_equal(messy.indices, before[1])
 
 
+def dense_and_csr(params, X, y):
+    """What a dense and a CSR call of ``GARegressor(**params).partial_fit`` end in:
+    the error's message, or the parameters."""
+    outcomes = []
+    for form in (np.asarray, sp.csr_matrix):
+        model = GARegressor(**params)
+        try:
+            model.partial_fit(form(X), y)
+        except ValueError as error:
+            outcomes.append(str(error))
+        else:
+            outcomes.append((model.theta_.copy(), model.intercept_.copy()))
+    return outcomes
+
+
+@pytest.mark.parametrize("psi", ["eg_pm", "exp"])
+@pytest.mark.parametrize("phi", ["identity", "tanh"])
+def test_implicit_steps_past_the_doubles_are_decided_alike(psi, phi):
+    # eta U past the largest double (KW01 eq. 22 at an infinite rate): a zero of a
+    # dense row met inf * 0 (NaN), which CSR rows, without it, never meet, and the
+    # clipping of the activation turned that NaN into -inf: a dense row diverged, or
+    # learned nothing, where a CSR row learned. An infinite step of an x_i != 0
+    # is a divergence on both paths; a row of zeros changes no parameter. (The trial
+    # reported is the first whose prediction reads a non-finite weight: a CSR row
+    # without that coordinate does not read it.)
+    rng = np.random.default_rng(7)
+    for eta, U in [(1e300, 1e150), (1e100, 1e300), (1e200, 1e150), (1e100, 1e150),
+                   (1.0, 1e10)]:
+        for _ in range(6):
+            X = rng.choice([0.0, -0.46, 1.0, 3e-5, -1e5], size=(3, rng.integers(1, 3)))
+            y = rng.uniform(-0.9, 0.9, 3) * (1.0 if phi == "tanh" else 10.0)
+            dense, csr = dense_and_csr({"psi": psi, "phi": phi, "update": "implicit",
+                                        "eta": eta, "U": U}, X, y)
+            if isinstance(dense, str) or isinstance(csr, str):
+                assert "diverged at trial" in dense and "diverged at trial" in csr
+            else:
+                for a, b in zip(dense, csr, strict=True):
+                    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-15)
+
+
+def test_a_row_of_zeros_learns_its_intercept_at_an_infinite_rate():
+    # eta U = 1e400: b' = b - eta (tanh(b') - y) is b' = arctanh(y) to rounding.
+    for form in (np.asarray, sp.csr_matrix):
+        model = GARegressor(psi="eg_pm", phi="tanh", update="implicit", eta=1e100,
+                            U=1e300).partial_fit(form(np.zeros((1, 2))), [-0.42])
+        np.testing.assert_allclose(model.intercept_, np.arctanh(-0.42), rtol=1e-12)
+        np.testing.assert_array_equal(model.theta_, 0.0)
+
+
 INDEX_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                np.uint64]
 

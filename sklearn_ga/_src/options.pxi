@@ -115,7 +115,10 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
     cdef Py_ssize_t q, base = j * s.n
     cdef double shift = s.rest_shift[j], top, dot = 0.0, norm = rest, scale = 1.0, a
     for q in range(nnz):
-        s.row_theta[q] = s.theta[base + (q if dense else x_ind[q])] - h * v * x_val[q]
+        # (A zero x_q, absent from a CSR row, keeps its parameter even where h v
+        # overflows: no inf * 0.)
+        s.row_theta[q] = s.theta[base + (q if dense else x_ind[q])] - (
+            h * v * x_val[q] if x_val[q] != 0.0 else 0.0)
     if _no_terms(s.psi):
         for q in range(nnz):
             dot += s.row_theta[q] * x_val[q]
@@ -142,7 +145,11 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
         if _normalized(s.psi):
             scale = _scale_value(s, norm, shift)
     a = scale * dot + s.intercept[j] - hb * v
-    return fmin(fmax(a, s.clip_low), s.clip_high)
+    # (Clipped by comparisons, which keep a NaN for the caller to report: fmin and
+    # fmax would turn it into an end of the range.)
+    if a < s.clip_low:
+        return s.clip_low
+    return s.clip_high if a > s.clip_high else a
 
 
 cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
@@ -442,6 +449,12 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
             continue
         if _geodesic(s.psi):
             if not _geodesic_step(s, j, eta, r, x_val, x_ind, nnz, dense):
+                return False
+        elif not isfinite(step_scale * r):
+            # eta U overflowed: the step of a coordinate with x_i != 0 is infinite, a
+            # divergence; a row without one changes no parameter. The same on dense
+            # and CSR rows (a zero of a dense row is an absent entry of a CSR one).
+            if nnz > 0 and ga_max(x_val, nnz, 1) > 0.0:
                 return False
         elif s.update == UPDATE_NATURAL and not _no_terms(s.psi):
             _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)

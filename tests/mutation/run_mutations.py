@@ -160,10 +160,9 @@ MUTATIONS = [
     ),
     Mutation(
         "assigned-parameters-unchecked",
-        '            raise ValueError(f"{name} contains NaN or infinity; a model\'s '
-        'parameters "',
-        '            pass  # ValueError(f"{name} contains NaN or infinity; a model\'s '
-        'parameters "',
+        'if not np.all(np.isfinite(array)):\n            raise ValueError(f"{name} '
+        'contains NaN',
+        'if False:\n            raise ValueError(f"{name} contains NaN',
         ("tests/test_online.py", "-k", "assigned"),
     ),
     Mutation(
@@ -185,6 +184,13 @@ MUTATIONS = [
         "            pass\n",
         ("tests/test_reference.py", "tests/test_estimator_checks.py", "-k",
          "not long and (follows or sample_weight_equivalence)"),
+        kernel=True,
+    ),
+    Mutation(
+        "implicit-solver-meets-inf-times-zero",  # a dense row's zeros, past the doubles
+        "h * v * x_val[q] if x_val[q] != 0.0 else 0.0)",
+        "h * v * x_val[q])",
+        ("tests/test_sparse_dense.py", "-k", "past_the_doubles or row_of_zeros"),
         kernel=True,
     ),
     Mutation(
