@@ -59,6 +59,8 @@ class BaseGA(Engine, BaseEstimator):
         "loss": [StrOptions({"matching", "square"})],
         "Y": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "learning_rate": [StrOptions({"constant", "invscaling"})],
+        "power_t": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     }

@@ -149,6 +149,12 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Penalty toward the start Theta_1, >= 0: each trial first scales Theta by
         ``1 - eta * alpha`` (see :class:`GARegressor`); with ``psi="identity"``,
         ``SGDClassifier``'s ``penalty="l2"``. Not for the geodesic psi.
+    learning_rate : {"constant", "invscaling"}, default="constant"
+        The rate of each trial: ``eta_``, or ``eta_ / t^power_t`` at the t-th trial
+        since the model was reset (see :class:`GARegressor`); with
+        ``psi="identity"``, ``SGDClassifier(learning_rate="invscaling")``.
+    power_t : float, default=0.5
+        The exponent of ``"invscaling"``, >= 0 (``SGDClassifier``'s default).
     fit_intercept : bool, default=True
         Whether to learn intercepts.
     max_iter : int, default=1000
@@ -264,7 +270,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     def __init__(self, psi="identity", phi="logistic", *, eta="theory", U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None, alpha=0.0,
-                 fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
+                 learning_rate="constant", power_t=0.5, fit_intercept=True,
+                 max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  early_stopping=False, validation_fraction=0.1, class_weight=None,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
@@ -276,6 +283,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.loss = loss
         self.Y = Y
         self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.power_t = power_t
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol

@@ -425,7 +425,7 @@ class Engine:
             if shuffled:
                 order = None  # free the last epoch's order before drawing the next
                 order = rng.permutation(m).astype(np.intp, copy=False)
-            status, trials, epoch_loss = run(loop, order)
+            status, trials, epoch_loss = run(loop, order, self._scheduled(eta, t, m))
             if status != Status.OK:
                 # (trials = m: the end-of-pass check of the parameters failed.)
                 raise self._divergence(t + min(trials + 1, m), eta)
@@ -474,6 +474,17 @@ class Engine:
                 stacklevel=4,
             )
         return epoch, t, cumulative_loss
+
+    def _scheduled(self, eta, t, m):
+        """The per-trial rates of the next m trials, the first of which is trial
+        t + 1 since the model was reset: None for a constant rate; for
+        ``learning_rate="invscaling"``, SGD's ``eta / t^power_t`` (the weights'
+        and the intercepts' alike)."""
+        if self.learning_rate == "constant":
+            return None
+        rates = eta * np.arange(t + 1, t + m + 1, dtype=np.float64) ** -float(
+            self.power_t)
+        return np.repeat(rates[:, None], 2, axis=1)
 
     def _initial_parameters(self, shape):
         """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
@@ -647,18 +658,18 @@ def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
                else np.ascontiguousarray(sample_weight, dtype=np.float64))
     unchecked = check_rows and sp.issparse(X)
     if not sp.issparse(X):
-        def one_pass(loop, order):
-            return loop.run_dense(X, Y, weights, order)
+        def one_pass(loop, order, rates):
+            return loop.run_dense(X, Y, weights, order, rates)
     else:
         indices, indptr = index_arrays(X)
 
-        def one_pass(loop, order):
+        def one_pass(loop, order, rates):
             return loop.run_csr(X.data, indices, indptr, X.shape[1], Y, weights, order,
-                                unchecked, hold)
+                                unchecked, hold, rates)
 
-    def run(loop, order):
+    def run(loop, order, rates=None):
         nonlocal unchecked
-        status, trials, loss = one_pass(loop, order)
+        status, trials, loss = one_pass(loop, order, rates)
         if status != Status.OK and unchecked:
             checked_structure(X)  # (a malformed X, before any other error)
             if status == Status.UNREADABLE:

@@ -100,6 +100,17 @@ class GARegressor(RegressorMixin, BaseGA):
         With ``update="implicit"`` or ``"natural"`` the pull comes first and the
         rule takes its step from the pulled parameters (O(n) per trial). Not for
         the geodesic psi.
+    learning_rate : {"constant", "invscaling"}, default="constant"
+        The rate of each trial: ``eta_`` (the papers' setting), or SGD's
+        ``"invscaling"``, ``eta_ / t^power_t`` at the t-th trial since the model
+        was reset (continuing across :meth:`partial_fit` calls and fit's epochs),
+        for the weights, the intercepts and the penalty alike; with
+        ``psi="identity"`` it is ``SGDRegressor(learning_rate="invscaling",
+        eta0=eta)``. ``eta="theory"`` is the rate that it scales. (SGD's ``fit``
+        restarts the schedule also under ``warm_start``, which continues it here,
+        as it continues ``t_``.)
+    power_t : float, default=0.25
+        The exponent of ``"invscaling"``, >= 0 (``SGDRegressor``'s default).
     fit_intercept : bool, default=True
         Whether to learn an intercept b (updated by plain gradient descent).
     max_iter : int, default=1000
@@ -212,7 +223,8 @@ class GARegressor(RegressorMixin, BaseGA):
 
     def __init__(self, psi="identity", phi="identity", *, eta="theory", U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None, alpha=0.0,
-                 fit_intercept=True, max_iter=1000, tol=1e-3, n_iter_no_change=5,
+                 learning_rate="constant", power_t=0.25, fit_intercept=True,
+                 max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  early_stopping=False, validation_fraction=0.1,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
         self.psi = psi
@@ -224,6 +236,8 @@ class GARegressor(RegressorMixin, BaseGA):
         self.loss = loss
         self.Y = Y
         self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.power_t = power_t
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol

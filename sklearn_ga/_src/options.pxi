@@ -397,6 +397,7 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     and geodesic parameterizations (KMWW Examples 2, 3)."""
     cdef Py_ssize_t j
     cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
+    cdef double eta_b = s.eta_intercept * weight if s.fit_intercept else 0.0
     for j in range(s.k):
         if not _geodesic(s.psi):
             s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
@@ -441,7 +442,7 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
                     s.residual[j] = s.y_hat[j] - y[j]
     # KW01 eq. (22): the residuals at the new parameters, not at the old ones.
     if s.update == UPDATE_IMPLICIT and not _implicit_residuals(
-            s, x_val, x_ind, nnz, dense, y, step_scale, eta if s.fit_intercept else 0.0):
+            s, x_val, x_ind, nnz, dense, y, step_scale, eta_b):
         return False
     for j in range(s.k):
         r = s.residual[j]
@@ -464,5 +465,5 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
             _update_sparse_row(s, j, step_scale * r / s.decay[j], x_val, x_ind, nnz,
                                x_top)
         if s.fit_intercept:
-            s.intercept[j] -= eta * r
+            s.intercept[j] -= eta_b * r
     return True

@@ -65,7 +65,8 @@ cdef struct State:
     int phi
     Py_ssize_t k
     Py_ssize_t n
-    double eta
+    double eta          #     rate of the weights' step (of the trial: run rates)
+    double eta_intercept  #   rate of the intercepts' step
     double U
     double p
     bint fit_intercept

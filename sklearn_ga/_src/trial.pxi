@@ -35,7 +35,7 @@ cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
         residual = s.y_hat[j] - y[j]
         s.residual[j] = s.eta * weight * residual  # the step (0 leaves theta as is)
         if s.fit_intercept:
-            s.intercept[j] -= s.residual[j]
+            s.intercept[j] -= s.eta_intercept * weight * residual
     for q in range(nnz):
         column = s.theta_t + x_ind[q] * k
         value = x_val[q]
@@ -141,7 +141,7 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         else:
             _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz, x_top)
         if s.fit_intercept:
-            s.intercept[j] -= s.eta * weight * residual
+            s.intercept[j] -= s.eta_intercept * weight * residual
     s.dot_ready = fuse
     return True
 
@@ -195,13 +195,22 @@ cdef inline bint _row_readable(const index_t* columns, Py_ssize_t start,
     return decreases == 0 and low >= 0 and high < n
 
 
+cdef inline void _trial_rates(State* s, const double* rates,
+                              Py_ssize_t t) noexcept nogil:
+    """Set the rates of trial ``t`` of a run from its per-trial ``rates`` (pairs of
+    the weights' and the intercepts' rates), if it has them (not NULL)."""
+    if rates != NULL:
+        s.eta, s.eta_intercept = rates[2 * t], rates[2 * t + 1]
+
+
 cdef (bint, Py_ssize_t, double) _run_trials(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         Py_ssize_t stored, const double[:, ::1] Y, Py_ssize_t output,
         const double[::1] sample_weight, const Py_ssize_t[::1] order,
-        Py_ssize_t limit) noexcept nogil:
+        const double* rates, Py_ssize_t limit) noexcept nogil:
     """The first ``limit`` trials of a CSR run, whose targets start at column
-    ``output`` of Y; a lazy run ends with theta written back (_sync_theta). With
+    ``output`` of Y, at the per-trial ``rates`` (_trial_rates); a lazy run ends
+    with theta written back (_sync_theta). With
     ``stored`` >= 0 (the entries the arrays hold), each row is checked before its
     trial (_row_readable), and one that fails stops the run (s.unreadable). Returns
     (ok, trials done or the one that failed, the sum of the weighted losses)."""
@@ -209,6 +218,7 @@ cdef (bint, Py_ssize_t, double) _run_trials(
     cdef bint weighted = sample_weight.shape[0] > 0, ok = True
     cdef double loss, total = 0.0, weight = 1.0
     while t < limit:
+        _trial_rates(s, rates, t)
         r = order[t]
         start = indptr[r]
         if stored >= 0 and not _row_readable(columns, start, indptr[r + 1], stored,
@@ -238,9 +248,9 @@ cdef (bint, Py_ssize_t, double) _run_trials(
 cdef (bint, Py_ssize_t, double) _run_outputs_apart(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         Py_ssize_t stored, const double[:, ::1] Y, const double[::1] sample_weight,
-        const Py_ssize_t[::1] order) noexcept nogil:
+        const Py_ssize_t[::1] order, const double* rates) noexcept nogil:
     """The trials of a CSR run, output by output (_outputs_apart): each output takes
-    the steps it takes in a trial of all of them. Returns (ok, trials done or the
+    the steps it takes in a trial of all of them, at the same rates. Returns (ok, trials done or the
     first that failed in any output, the sum of the weighted losses)."""
     cdef State one
     cdef Py_ssize_t j, t, limit = order.shape[0]
@@ -249,7 +259,7 @@ cdef (bint, Py_ssize_t, double) _run_outputs_apart(
     for j in range(s.k):
         one = _output_state(s, j)
         done, t, loss = _run_trials(&one, values, columns, indptr, stored, Y, j,
-                                    sample_weight, order, limit)
+                                    sample_weight, order, rates, limit)
         total += loss
         if one.unreadable:
             # The first output checked every row up to it: the run stops there.

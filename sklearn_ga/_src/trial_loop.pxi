@@ -48,6 +48,11 @@ def csr_structure(const index_t[::1] indices, const index_t[::1] indptr,
     return CSR_CANONICAL if decreases == at_starts else CSR_UNSORTED
 
 
+cdef inline const double* _per_trial(const double[:, ::1] rates):
+    """The per-trial rates of a run (_trial_rates), NULL for none."""
+    return &rates[0, 0] if rates is not None and rates.shape[0] > 0 else NULL
+
+
 def _term_arrays(count, k, n):
     """count new (k, n) float64 arrays in one allocation.
 
@@ -93,6 +98,7 @@ cdef class TrialLoop:
         (at least 0) before its step (additive psi only).
     """
     cdef State s
+    cdef double eta            # the rate of a run given none of its own
     cdef double[:, ::1] theta
     cdef double[:, ::1] num
     cdef double[:, ::1] den
@@ -136,7 +142,8 @@ cdef class TrialLoop:
         self.den = terms[1] if count == 2 else self.num
         self.buffers = np.zeros(12 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
-        self.s.eta, self.s.U, self.s.p = eta, U, p
+        self.eta = eta
+        self.s.eta, self.s.eta_intercept, self.s.U, self.s.p = eta, eta, U, p
         self.s.fit_intercept = fit_intercept
         self.s.theta = &self.theta[0, 0]
         self.s.num = &self.num[0, 0]
@@ -201,14 +208,22 @@ cdef class TrialLoop:
 
     def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
                       const double[:, ::1] Y, const double[::1] sample_weight,
-                      const Py_ssize_t[::1] order):
-        """The loop reads rows of n features, targets of k outputs, a weight per row
-        and the rows of ``order`` without bounds checks: the shapes must agree."""
+                      const Py_ssize_t[::1] order, const double[:, ::1] rates):
+        """The loop reads rows of n features, targets of k outputs, a weight per row,
+        the rows of ``order`` and the rates of each trial (if any) without bounds
+        checks: the shapes must agree."""
         cdef Py_ssize_t t
         if features != self.s.n or Y.shape[1] != self.s.k:
             raise ValueError(
                 f"TrialLoop of {self.s.k} x {self.s.n} parameters got rows of "
                 f"{features} features and {Y.shape[1]} targets."
+            )
+        if rates is not None and rates.shape[0] > 0 and (
+                rates.shape[0] != order.shape[0] or rates.shape[1] != 2):
+            raise ValueError(
+                f"TrialLoop got rates of shape {tuple(rates.shape)[:2]} for "
+                f"{order.shape[0]} trials; pass one (eta, intercept_eta) pair a "
+                "trial, or none."
             )
         for t in range(order.shape[0]):
             if not 0 <= order[t] < rows:
@@ -224,10 +239,14 @@ cdef class TrialLoop:
         )
 
     def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
-                  const double[::1] sample_weight, const Py_ssize_t[::1] order):
+                  const double[::1] sample_weight, const Py_ssize_t[::1] order,
+                  const double[:, ::1] rates=None):
         """Run one trial per entry of ``order`` on the dense rows of X.
 
-        ``sample_weight`` may be empty (all weights 1). Returns
+        ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
+        (len(order), 2), holds the rates (weights', intercepts') of each trial, by
+        its position in ``order``; None or empty: the loop's ``eta`` for both. A
+        trial of sample weight s steps by s times its rates. Returns
         ``(status, trials, loss_sum)``: on ``DIVERGED``, ``trials`` is the position in
         ``order`` of the failing trial and the state must be discarded.
         """
@@ -237,12 +256,14 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double* x_next
-        self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order)
+        self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order, rates)
+        cdef const double* per_trial = _per_trial(rates)
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = self.s.x_top_ready = False
         with nogil:
             while t < n_trials:
+                _trial_rates(&self.s, per_trial, t)
                 r = order[t]
                 if weighted:
                     weight = sample_weight[r]
@@ -256,12 +277,14 @@ cdef class TrialLoop:
             if ok:
                 _fold_all(&self.s)
             ok = ok and _state_finite(&self.s, no_index, 0)
+        self.s.eta = self.s.eta_intercept = self.eta
         return (OK if ok else DIVERGED), t, total
 
     def run_csr(self, const double[::1] data, const index_t[::1] indices,
                 const index_t[::1] indptr, Py_ssize_t n_features,
                 const double[:, ::1] Y, const double[::1] sample_weight,
-                const Py_ssize_t[::1] order, bint check_rows=False, bint hold=False):
+                const Py_ssize_t[::1] order, bint check_rows=False, bint hold=False,
+                const double[:, ::1] rates=None):
         """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
         columns.
 
@@ -284,7 +307,9 @@ cdef class TrialLoop:
         cdef double total
         cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
-        self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order)
+        self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order,
+                           rates)
+        cdef const double* per_trial = _per_trial(rates)
         if check_rows:
             if indptr.shape[0] == 0 or indptr[0] != 0:
                 return UNREADABLE, 0, 0.0
@@ -310,10 +335,12 @@ cdef class TrialLoop:
         with nogil:
             if _outputs_apart(&self.s) and self.s.theta_t == NULL:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
-                                                  stored, Y, sample_weight, order)
+                                                  stored, Y, sample_weight, order,
+                                                  per_trial)
             else:
                 ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
-                                           Y, 0, sample_weight, order, n_trials)
+                                           Y, 0, sample_weight, order, per_trial,
+                                           n_trials)
             unreadable, self.s.unreadable = self.s.unreadable, False
             if ok:
                 _fold_all(&self.s)
@@ -322,6 +349,7 @@ cdef class TrialLoop:
             ok = ok and not unreadable and _state_finite(
                 &self.s, <const index_t*>NULL if check_rows else columns,
                 indptr[indptr.shape[0] - 1])
+        self.s.eta = self.s.eta_intercept = self.eta
         if not (hold and ok):
             self.release()
         return (UNREADABLE if unreadable else OK if ok else DIVERGED), t, total
