@@ -701,14 +701,13 @@ def kmww_theorem8(comparator_loss, comparator, start, end, path_measure, eta, *,
                             eta, -1.0, "euclidean", 1.0, lambdas, iterates)
 
 
-def _check_trials(n_trials):
+def _example_guarantee(source, n_trials, comparator_loss, rate_and_bound):
+    """A KMWW example's (eta, bound) from ``rate_and_bound(sqrt(n_trials))``."""
     if not (isinstance(n_trials, Integral) and n_trials >= 1):
         raise ValueError(f"n_trials must be an integer >= 1; got {n_trials!r}.")
-
-
-def _example_guarantee(source, eta, bound, comparator_loss):
     _check_nonnegative(comparator_loss=comparator_loss)
     with np.errstate(all="ignore"):  # (reported by _guarantee)
+        eta, bound = rate_and_bound(np.sqrt(np.float64(n_trials)))
         return _guarantee(source, eta, comparator_loss + bound, eta_positive=True,
                           bound_positive=True)
 
@@ -751,11 +750,8 @@ def kmww_example6(R2, Z, U, n_trials, comparator_loss=0.0):
     Guarantee(eta=0.15, bound=60.0)
     """
     _check_positive(R2=R2, Z=Z, U=U)
-    _check_trials(n_trials)
-    root = np.sqrt(np.float64(n_trials))
-    with np.errstate(all="ignore"):
-        return _example_guarantee("KMWW Example 6", U / (R2 * Z * root),
-                                  R2 * Z * U * root, comparator_loss)
+    return _example_guarantee("KMWW Example 6", n_trials, comparator_loss, lambda r: (
+        U / (R2 * Z * r), R2 * Z * U * r))
 
 
 def kmww_example7(R_inf, Z, U, n_trials, comparator_loss=0.0):
@@ -801,9 +797,5 @@ def kmww_example7(R_inf, Z, U, n_trials, comparator_loss=0.0):
     Guarantee(eta=0.1, bound=40.0)
     """
     _check_positive(R_inf=R_inf, Z=Z, U=U)
-    _check_trials(n_trials)
-    root = np.sqrt(np.float64(n_trials))
-    with np.errstate(all="ignore"):
-        return _example_guarantee("KMWW Example 7", 1.0 / (Z * R_inf * root),
-                                  R_inf * Z * np.float64(U) ** 2 * root,
-                                  comparator_loss)
+    return _example_guarantee("KMWW Example 7", n_trials, comparator_loss, lambda r: (
+        1.0 / (Z * R_inf * r), R_inf * Z * np.float64(U) ** 2 * r))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import joblib
 import numpy as np
+import pytest
 
 DOC = Path(__file__).resolve().parent.parent / "doc"
 CODE_BLOCK = re.compile(r"^\.\. code-block:: python\n\n((?:(?: {3}.*)?\n)+)", re.M)
@@ -68,12 +69,8 @@ def test_saving_atomically(tmp_path, monkeypatch):
         file.write(before[: len(before) // 2])
         raise KeyboardInterrupt
 
-    try:
+    with pytest.raises(KeyboardInterrupt):
         save_atomically(model, "model.joblib", dump=failing_dump)
-    except KeyboardInterrupt:
-        pass
-    else:
-        raise AssertionError("the failing dump did not fail")
     assert (tmp_path / "model.joblib").read_bytes() == before
     assert len(list(tmp_path.iterdir())) == 2
 
