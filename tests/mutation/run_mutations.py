@@ -200,6 +200,13 @@ MUTATIONS = [
         ("tests/test_bad_input.py",),
         kernel=True,
     ),
+    Mutation(
+        "blocks-without-the-gram-correction",  # each row sees the block's start
+        "        activations[t] -= step * gram[t]\n",
+        "        pass\n",
+        ("tests/test_cv.py", "-k", "blocks"),
+        kernel=True,
+    ),
 ]
 
 
