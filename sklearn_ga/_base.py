@@ -60,6 +60,7 @@ class BaseGA(Engine, BaseEstimator):
         "Y": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "learning_rate": [StrOptions({"constant", "invscaling"})],
+        "average": [Interval(Integral, 0, None, closed="neither"), "boolean"],
         "power_t": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],

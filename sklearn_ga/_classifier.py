@@ -193,6 +193,11 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Seed of the shuffling.
     warm_start : bool, default=False
         Whether :meth:`fit` continues from the current parameters.
+    average : bool or int, default=False
+        SGD's averaging: ``coef_`` and ``intercept_`` become the mean of the
+        weights and intercepts after each trial, from the first (``True``) or
+        the ``average``-th trial on (see :class:`GARegressor`); ``theta_`` and
+        ``cumulative_loss_`` stay plain.
     verbose : int, default=0
         Print the loss of each epoch.
 
@@ -203,9 +208,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
     coef_ : ndarray of shape (k, n_features)
         The weights ``psi(theta_)``; k = 1 for binary problems except with
         ``phi="softmax"`` (k = 2), else k = n_classes. Read-only, computed when
-        first read after a call.
+        first read after a call (with ``average``, their mean).
     intercept_ : ndarray of shape (k,)
-        The intercepts (read-only, like ``theta_``).
+        The intercepts (read-only, like ``theta_``; with ``average``, their mean).
     eta_ : float
         The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
     theta_ : ndarray of shape (k, n_features)
@@ -273,7 +278,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
                  learning_rate="constant", power_t=0.5, fit_intercept=True,
                  max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  early_stopping=False, validation_fraction=0.1, class_weight=None,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+                 shuffle=True, random_state=None, warm_start=False, average=False,
+                 verbose=0):
         self.psi = psi
         self.phi = phi
         self.eta = eta
@@ -295,6 +301,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
+        self.average = average
         self.verbose = verbose
 
     def _encode_targets(self, y, *, first_call, classes=None):

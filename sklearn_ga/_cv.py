@@ -62,7 +62,7 @@ class _GridMixin:
 
     # The grid searches the explicit GA rule with the matching loss, unclipped.
     update, loss, Y, alpha = "explicit", "matching", None, 0.0
-    learning_rate = "constant"
+    learning_rate, average = "constant", False
     _assignable_parameters = False
 
     _grid_constraints = {

@@ -122,11 +122,12 @@ class KeptLoop(Kept):
     generation they were read in).
     """
 
-    __slots__ = ("loop", "generation", "cached")
+    __slots__ = ("loop", "generation", "cached", "averaging")
 
-    def __init__(self, key, loop, theta, intercept):
+    def __init__(self, key, loop, theta, intercept, averaging=False):
         super().__init__(key, theta, intercept)
         self.loop, self.generation, self.cached = loop, 0, None
+        self.averaging = averaging
 
     def writing(self):
         """Called when a call starts writing the loop's terms, and when it stops."""
@@ -145,7 +146,7 @@ class KeptLoop(Kept):
         weights = self._kept_weights()
         if weights is None:
             generation = self.generation
-            weights = shape_coef(self.loop.weights())
+            weights = shape_coef(self._weights())
             weights.flags.writeable = False
             if generation % 2 == 0:  # (no call writing: for later readers too)
                 self.cached = generation, weights
@@ -156,7 +157,24 @@ class KeptLoop(Kept):
         weights = self._kept_weights()
         if weights is not None:
             return weights.reshape(self.theta.shape)[:, columns]
+        return self._weights(columns)
+
+    def _weights(self, columns=None):
+        """The weights the model predicts with: the loop's, or their average."""
+        if self.averaging:
+            weights, _, count = self.loop.average(columns)
+            if count:
+                return weights
         return self.loop.weights(columns)
+
+    def intercepts(self):
+        """``intercept_`` of an averaging model: the mean of the intercepts (a
+        read-only array), or None before the first averaged trial."""
+        _, intercepts, count = self.loop.average([])
+        if not count:
+            return None
+        intercepts.flags.writeable = False
+        return intercepts
 
 
 class _Weights:
@@ -187,6 +205,10 @@ class _Weights:
         del model.__dict__["coef_"]
 
 
+def _first(value, default):
+    return default if value is None else value
+
+
 def _missing(model, name="coef_"):
     return f"{type(model).__name__!r} object has no attribute {name!r}"
 
@@ -205,9 +227,19 @@ class _Parameters:
         if model is None:
             return self
         try:
-            return model.__dict__[self.name]
+            value = model.__dict__[self.name]
         except KeyError:
             raise AttributeError(_missing(model, self.name)) from None
+        if self.name == "intercept_":
+            # An averaging model predicts with the mean of its intercepts; its own
+            # stay the loop's (the engine reads them from __dict__).
+            kept = model.__dict__.get("_kept_loop")
+            if kept is not None and kept.averaging and kept.intercept is value:
+                return _first(kept.intercepts(), value)
+            averages = model.__dict__.get("_averages")
+            if averages is not None and averages[2][0] > 0:
+                return averages[1] / averages[2]
+        return value
 
     def __set__(self, model, value):
         with model._training_lock():  # (not while a call trains the model)
@@ -290,11 +322,14 @@ class Engine:
             continuation = self._continuation(kept)
             if continuation is not None:
                 state["_kept_terms"] = continuation
-            elif "coef_" not in state:
+                return state
+            if "coef_" not in state:
                 # Parameters or settings changed since the last call: like the
                 # model, the copy builds a loop at its next call, and predicts with
                 # these until then.
                 state["coef_"] = kept.coef(self._shape_coef)
+            if kept.averaging:  # (its next loop continues them, and intercept_)
+                state["_averages"] = kept.loop.averages()
             return state
 
     def __setstate__(self, state):
@@ -321,7 +356,8 @@ class Engine:
     def _continue_from(self, continuation):
         """Build the loop of ``_continuation`` again, on copies of the parameters."""
         key, terms = continuation
-        theta, intercept = np.array(self.theta_), np.array(self.intercept_)
+        theta = np.array(self.theta_)
+        intercept = np.array(self.__dict__["intercept_"])
         self._keep(self._trial_loop(theta, intercept, key[2], terms=terms), theta,
                    intercept, key[2])
 
@@ -341,6 +377,10 @@ class Engine:
             eta, Y.shape[1], X.shape[1], first_call, start)
 
         def watch(loop):
+            # (The model that the call returns: with averaging, the averages.)
+            weights, intercepts, count = loop.average()
+            if count:
+                return validation(weights, intercepts)
             return validation(loop.weights(), intercept)
 
         t, cumulative_loss = (0, 0.0) if first_call else (self.t_,
@@ -375,7 +415,7 @@ class Engine:
     def _loop_key(self, eta):
         """What a trial loop is built from, besides the parameters."""
         return (self.psi, self.phi, eta, self.U, self.p, self.fit_intercept,
-                self.update, self.loss, self.Y, self.alpha)
+                self.update, self.loss, self.Y, self.alpha, bool(self.average))
 
     def _loop_to_continue(self, eta, k, n, first_call, start=None):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
@@ -387,16 +427,27 @@ class Engine:
             kept = self._continuable(eta)
             if kept is not None:
                 return kept.loop, kept.theta.base, kept.intercept.base, True
-            theta, intercept = self.theta_.copy(), self.intercept_.copy()
+            theta = self.theta_.copy()
+            intercept = self.__dict__["intercept_"].copy()
         else:
             theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
-        return self._trial_loop(theta, intercept, eta), theta, intercept, False
+        averages = None if first_call else self._carried_averages()
+        return (self._trial_loop(theta, intercept, eta, averages=averages), theta,
+                intercept, False)
+
+    def _carried_averages(self):
+        """The sums of the averaged trials so far, for a loop built again (on
+        changed settings or assigned parameters): the averages go on, as t_."""
+        kept = self.__dict__.get("_kept_loop")
+        if kept is not None:
+            return kept.loop.averages()
+        return self.__dict__.get("_averages")
 
     def _continuable(self, eta):
         """The kept loop if a call at rate ``eta`` can continue it (built for these
         settings, on parameters that are still the model's), else None."""
         kept = self.__dict__.get("_kept_loop")
-        if kept is not None and kept.holds(self.theta_, self.intercept_,
+        if kept is not None and kept.holds(self.theta_, self.__dict__["intercept_"],
                                            self._loop_key(eta)):
             return kept
         return None
@@ -406,7 +457,9 @@ class Engine:
         ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
         theta, intercept = read_only(theta, intercept)
         self.__dict__.update(theta_=theta, intercept_=intercept)
-        self._kept_loop = KeptLoop(self._loop_key(eta), loop, theta, intercept)
+        self.__dict__.pop("_averages", None)  # (the loop holds them)
+        self._kept_loop = KeptLoop(self._loop_key(eta), loop, theta, intercept,
+                                   averaging=bool(self.average))
 
     def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs, watch=None):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss)``.
@@ -425,7 +478,8 @@ class Engine:
             if shuffled:
                 order = None  # free the last epoch's order before drawing the next
                 order = rng.permutation(m).astype(np.intp, copy=False)
-            status, trials, epoch_loss = run(loop, order, self._scheduled(eta, t, m))
+            status, trials, epoch_loss = run(loop, order, self._scheduled(eta, t, m),
+                                             self._averaged_from(t))
             if status != Status.OK:
                 # (trials = m: the end-of-pass check of the parameters failed.)
                 raise self._divergence(t + min(trials + 1, m), eta)
@@ -486,18 +540,25 @@ class Engine:
             self.power_t)
         return np.repeat(rates[:, None], 2, axis=1)
 
+    def _averaged_from(self, t):
+        """How many of the trials after the t-th are not averaged yet: ``average``
+        (True: 1) is the first averaged trial, as SGD's."""
+        return max(0, int(self.average) - 1 - t) if self.average else 0
+
     def _initial_parameters(self, shape):
         """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
         return np.full(shape, PSI[self.psi].start)
 
-    def _trial_loop(self, theta, intercept, eta, U=None, terms=None):
-        """The compiled loop over parameters (theta, intercept), updated in place."""
+    def _trial_loop(self, theta, intercept, eta, U=None, terms=None, averages=None):
+        """The compiled loop over parameters (theta, intercept), updated in place;
+        an averaging one continues from ``averages`` (``TrialLoop.averages``)."""
         update, loss, clip_low, clip_high = self._options()
         psi = self._loop_psi()
         return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
                          eta, float(self.U if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
-                         terms if psi == self.psi else None, alpha=float(self.alpha))
+                         terms if psi == self.psi else None, alpha=float(self.alpha),
+                         average=bool(self.average), averages=averages)
 
     def _loop_psi(self):
         """The psi whose loop runs: psi, or the one it equals at this p
@@ -658,18 +719,18 @@ def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
                else np.ascontiguousarray(sample_weight, dtype=np.float64))
     unchecked = check_rows and sp.issparse(X)
     if not sp.issparse(X):
-        def one_pass(loop, order, rates):
-            return loop.run_dense(X, Y, weights, order, rates)
+        def one_pass(loop, order, rates, average_from):
+            return loop.run_dense(X, Y, weights, order, rates, average_from)
     else:
         indices, indptr = index_arrays(X)
 
-        def one_pass(loop, order, rates):
+        def one_pass(loop, order, rates, average_from):
             return loop.run_csr(X.data, indices, indptr, X.shape[1], Y, weights, order,
-                                unchecked, hold, rates)
+                                unchecked, hold, rates, average_from)
 
-    def run(loop, order, rates=None):
+    def run(loop, order, rates=None, average_from=0):
         nonlocal unchecked
-        status, trials, loss = one_pass(loop, order, rates)
+        status, trials, loss = one_pass(loop, order, rates, average_from)
         if status != Status.OK and unchecked:
             checked_structure(X)  # (a malformed X, before any other error)
             if status == Status.UNREADABLE:

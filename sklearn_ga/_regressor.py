@@ -141,6 +141,20 @@ class GARegressor(RegressorMixin, BaseGA):
         Seed of the shuffling.
     warm_start : bool, default=False
         Whether :meth:`fit` continues from the current parameters.
+    average : bool or int, default=False
+        SGD's averaging: ``coef_`` and ``intercept_`` become the mean of the
+        weights ``psi(Theta_t)`` and of the intercepts ``b_t`` after each trial's
+        update, from the first trial (``True``) or from the ``average``-th trial
+        since the model was reset (before it they are the plain ones), across
+        calls and epochs. ``theta_``, the learning and ``cumulative_loss_`` stay
+        those of the plain algorithm; predictions use the means. This is the
+        online-to-batch conversion, whose risk is bounded by the on-line loss
+        bound (Cesa-Bianchi, Conconi and Gentile, 2004); a mean of points of a
+        convex set stays in it (EG's simplex, EG±'s l1 ball). A CSR trial stays
+        O(nnz): a coordinate's term is constant between its changes while its
+        row's scale moves every trial, so each coordinate keeps the sum of the
+        scales at its last change and is settled before the next one.
+        ``set_params(average=...)`` applies from the next call.
     verbose : int, default=0
         Print the loss of each epoch.
 
@@ -148,9 +162,10 @@ class GARegressor(RegressorMixin, BaseGA):
     ----------
     coef_ : ndarray of shape (n_features,) or (n_outputs, n_features)
         The weights ``psi(theta_)``, read-only, computed when first read after a
-        call.
+        call (with ``average``, their mean).
     intercept_ : ndarray of shape (n_outputs,)
-        The intercepts b (read-only, like ``theta_``).
+        The intercepts b (read-only, like ``theta_``; with ``average``, their
+        mean).
     eta_ : float
         The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
     theta_ : ndarray of shape (n_outputs, n_features)
@@ -226,7 +241,8 @@ class GARegressor(RegressorMixin, BaseGA):
                  learning_rate="constant", power_t=0.25, fit_intercept=True,
                  max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  early_stopping=False, validation_fraction=0.1,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+                 shuffle=True, random_state=None, warm_start=False, average=False,
+                 verbose=0):
         self.psi = psi
         self.phi = phi
         self.eta = eta
@@ -247,6 +263,7 @@ class GARegressor(RegressorMixin, BaseGA):
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
+        self.average = average
         self.verbose = verbose
 
     def _encode_targets(self, y, *, first_call, classes=None):

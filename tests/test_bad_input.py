@@ -64,8 +64,9 @@ def state(model):
 
 
 def loop_state(loop):
-    num, den, buffers, touched = loop.terms()
-    return {"num": num, "den": den, "buffers": buffers, "touched": touched}
+    num, den, buffers, touched, averages = loop.terms()
+    return {"num": num, "den": den, "buffers": buffers, "touched": touched,
+            "averages": averages}
 
 
 def assert_same_state(before, after):

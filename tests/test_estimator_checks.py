@@ -109,6 +109,8 @@ CONFIGURATIONS = [
     _configuration(GARegressor, "identity", "identity", alpha=0.01),
     _configuration(GAClassifier, "softmax", "softmax", alpha=0.01),
     _configuration(GARegressor, "eg_pm", "identity", learning_rate="invscaling"),
+    _configuration(GARegressor, "identity", "identity", average=True),
+    _configuration(GAClassifier, "softmax", "softmax", average=5),
     GAClassifier(class_weight="balanced"), GAClassifierCV(class_weight="balanced"),
     GARegressor(early_stopping=True),
     # (Stratified, 10% of the checks' 20 samples would miss some of 3 classes.)

@@ -69,7 +69,8 @@ def test_a_model_pickled_before_pnorms_anchors_continues(psi):
     X, y = sparse_target(m=200)
     model = GARegressor(psi=psi, eta=0.05, p=3.5).partial_fit(X, y)
     state = model.__getstate__()
-    key, (num, den, buffers, touched) = state["_kept_terms"]
+    key, (num, den, buffers, touched, averages) = state["_kept_terms"]
+    assert averages is None
     state["_kept_terms"] = key, (num, den, buffers[:9], touched)
     restored = GARegressor.__new__(GARegressor)
     restored.__setstate__(state)

@@ -384,6 +384,8 @@ cdef void _pull(State* s, Py_ssize_t j) noexcept nogil:
             _fold_decay(s, j)
         return
     _guard_rows(s)
+    if s.avg != NULL:
+        _rebase_row(s, j)  # (the identity's terms are theta)
     for i in range(base, base + s.n):
         s.theta[i] *= factor
     _recompute_row(s, j)
@@ -448,6 +450,8 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
         r = s.residual[j]
         if r == 0.0:
             continue
+        if s.avg != NULL:
+            _settle_columns(s, j, x_ind, nnz, dense)
         if _geodesic(s.psi):
             if not _geodesic_step(s, j, eta, r, x_val, x_ind, nnz, dense):
                 return False

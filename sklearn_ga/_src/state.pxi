@@ -55,6 +55,16 @@ cdef double ANCHOR_RANGE = 2.0 ** -8
 cdef double DECAY_FLOOR = 1e-9
 
 
+# An averaging row's sum of scales restarts from 0 (every coordinate settled first,
+# _rebase_row) once it exceeds this many times the row's scale, if at least
+# max(n / REBASE_SHARE, REBASE_SHARE) trials went by since it last did (O(n) per
+# such trials): a coordinate's sum is its term times a difference of two sums of
+# scales, which then keeps all but 16 of its bits, or about as many as the scales
+# fell by since the last rebase when they fall fast (as a normalizer grows).
+cdef double REBASE_RATIO = 2.0 ** 16
+cdef Py_ssize_t REBASE_SHARE = 16
+
+
 cdef enum:
     ANCHOR_DEGREE = 7  # the degree of that series
     GEODESIC_SUMS = 5  # sums a geodesic CSR row's dot pass keeps for its step
@@ -124,6 +134,26 @@ cdef struct State:
     double* theta_t     # n x k theta, outputs innermost, during a CSR run of several
                         #     outputs of psi = identity (_columns_first); else NULL
     double* sums        # 4 x k partial sums of such a run's dot products
+    # Averaging (average=True, or a start): the mean of the weights after each
+    # averaged trial (_average_trial). A coordinate's unscaled weight u (omega / scale)
+    # stays as it is between its changes while the scale of its row moves every
+    # trial, so its sum is u times the sum of the scales since its last change:
+    # before u changes, the coordinate is settled (_settle), O(1).
+    double* avg         # 2 k n or NULL: per coordinate (acc, mark): acc sums its
+                        #     weights up to the averaged trial where avg_scales was mark
+    double* avg_scales  # k   sum of scale_j after each averaged trial (since rebased)
+    double* avg_since   # k   averaged trials since the row was rebased
+    double* avg_b       # k   sum of the intercepts after each averaged trial
+    double* avg_count   # k   averaged trials (since the model was reset)
+    Py_ssize_t average_from  # trials of a run before its first averaged one
+    Py_ssize_t trial    #     position of the current trial in its run
+
+
+cdef inline Py_ssize_t _saved_count(State* s) noexcept nogil:
+    """How many k x n blocks TrialLoop.save copies: the stored arrays, and the two
+    of the averages' (acc, mark) pairs."""
+    cdef double* arrays[3]
+    return _stored(s, arrays) + (2 if s.avg != NULL else 0)
 
 
 cdef Py_ssize_t _stored(State* s, double** arrays) noexcept nogil:
@@ -141,7 +171,8 @@ cdef Py_ssize_t _stored(State* s, double** arrays) noexcept nogil:
 
 
 cdef void _copy_rows(State* s, double* copy, bint back) noexcept nogil:
-    """Copy theta, num and den (those stored) to ``copy``, or back from it."""
+    """Copy theta, num and den (those stored), and the averages, to ``copy``, or
+    back from it."""
     cdef double* arrays[3]
     cdef Py_ssize_t size = s.k * s.n, count = _stored(s, arrays), q
     for q in range(count):
@@ -149,13 +180,20 @@ cdef void _copy_rows(State* s, double* copy, bint back) noexcept nogil:
             memcpy(arrays[q], copy + q * size, size * sizeof(double))
         else:
             memcpy(copy + q * size, arrays[q], size * sizeof(double))
+    if s.avg == NULL:
+        return
+    copy += count * size
+    if back:
+        memcpy(s.avg, copy, 2 * size * sizeof(double))
+    else:
+        memcpy(copy, s.avg, 2 * size * sizeof(double))
 
 
 cdef void _copy_columns(State* s, const Py_ssize_t* columns, Py_ssize_t count,
                         double* copy, bint back) noexcept nogil:
-    """Copy theta, num and den (those stored) at ``columns`` of every row to
-    ``copy``, or back from it: the three of a coordinate together, so that their
-    cache misses overlap."""
+    """Copy theta, num and den (those stored), and the averages, at ``columns`` of
+    every row to ``copy``, or back from it: those of a coordinate together, so that
+    their cache misses overlap."""
     cdef double* arrays[3]
     cdef Py_ssize_t stored = _stored(s, arrays), q, j, a, c
     for q in range(count):
@@ -167,6 +205,13 @@ cdef void _copy_columns(State* s, const Py_ssize_t* columns, Py_ssize_t count,
                 else:
                     copy[0] = arrays[a][c]
                 copy += 1
+            if s.avg != NULL:
+                for a in range(2 * c, 2 * c + 2):
+                    if back:
+                        s.avg[a] = copy[0]
+                    else:
+                        copy[0] = s.avg[a]
+                    copy += 1
 
 
 cdef void _guard_rows(State* s) noexcept nogil:

@@ -73,7 +73,7 @@ cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
     fits the caches better than all of theta, so that for them the transpositions
     pay only from about 4 entries per column; coupled outputs (softmax) gain from
     about 1 entry per column on (benchmarks/bench_sparse.py measures both)."""
-    return (_no_terms(s.psi) and not s.options and s.k > 1
+    return (_no_terms(s.psi) and not s.options and s.k > 1 and s.avg == NULL
             and s.k * s.n <= COLUMNS_FIRST_LIMIT
             and entries >= (4 if _outputs_apart(s) else 1) * s.n)
 
@@ -93,6 +93,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
     if s.theta_t != NULL:
         return _trial_columns(s, x_val, x_ind, nnz, y, weight, loss)
+    if s.avg != NULL and not dense:
+        _prefetch_averages(s, x_ind, nnz)
     for j in range(s.k):
         if s.dot_ready:
             dot = s.dot[j]
@@ -131,6 +133,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             elif fuse:
                 s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
             continue
+        if s.avg != NULL:
+            _settle_columns(s, j, x_ind, nnz, dense)
         if fuse and _two_terms(s.psi):
             s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
         elif fuse:
@@ -167,6 +171,10 @@ cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
     one.mass, one.age, one.product = s.mass + j, s.age + j, s.product + j
     one.anchor, one.anchor_power, one.decay = (s.anchor + j, s.anchor_power + j,
                                                s.decay + j)
+    if s.avg != NULL:
+        one.avg = s.avg + 2 * j * s.n
+    one.avg_scales, one.avg_since = s.avg_scales + j, s.avg_since + j
+    one.avg_b, one.avg_count = s.avg_b + j, s.avg_count + j
     one.intercept, one.a, one.y_hat, one.dot = (s.intercept + j, s.a + j, s.y_hat + j,
                                                  s.dot + j)
     one.residual, one.wx, one.rest, one.rest_shift = (s.residual + j, s.wx + j,
@@ -219,6 +227,7 @@ cdef (bint, Py_ssize_t, double) _run_trials(
     cdef double loss, total = 0.0, weight = 1.0
     while t < limit:
         _trial_rates(s, rates, t)
+        s.trial = t
         r = order[t]
         start = indptr[r]
         if stored >= 0 and not _row_readable(columns, start, indptr[r + 1], stored,
@@ -233,6 +242,7 @@ cdef (bint, Py_ssize_t, double) _run_trials(
                     &Y[r, output], weight, &loss)
         if not ok:
             break
+        _average_trial(s)
         total += weight * loss
         t += 1
         s.touched += nnz

@@ -96,6 +96,12 @@ cdef class TrialLoop:
     alpha : float, optional
         Penalty toward Theta_1 = 0: each trial scales theta by ``1 - eta alpha``
         (at least 0) before its step (additive psi only).
+    average : bool, optional
+        Whether the loop sums the weights and intercepts after each averaged trial
+        (see the runs' ``average_from``), for :meth:`average`.
+    averages : tuple, optional
+        ``(sums, intercept_sums, counts)`` of :meth:`averages` to continue from
+        (a loop built again on other settings); by default none.
     """
     cdef State s
     cdef double eta            # the rate of a run given none of its own
@@ -104,7 +110,9 @@ cdef class TrialLoop:
     cdef double[:, ::1] den
     cdef double[::1] intercept
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product,
-                               # anchor, anchor_power, decay
+                               # anchor, anchor_power, decay, avg_scales, avg_b,
+                               # avg_count, avg_since
+    cdef double[::1] avg       # the averages' (acc, mark) pairs (unset: s.avg NULL)
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
     cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each), geodesic
     cdef double[::1] option_row  # row_x (longest row)
@@ -118,7 +126,8 @@ cdef class TrialLoop:
                  double eta, double U, double p, bint fit_intercept,
                  int update=UPDATE_EXPLICIT, int loss=LOSS_MATCHING,
                  double clip_low=float("-inf"), double clip_high=float("inf"),
-                 state=None, double alpha=0.0):
+                 state=None, double alpha=0.0, bint average=False,
+                 averages=None):
         import numpy as np
 
         k, n = theta.shape[0], theta.shape[1]
@@ -140,7 +149,7 @@ cdef class TrialLoop:
         terms = _term_arrays(count, k, n)
         self.num = theta if count == 0 else terms[0]
         self.den = terms[1] if count == 2 else self.num
-        self.buffers = np.zeros(12 * k)
+        self.buffers = np.zeros(16 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.eta = eta
         self.s.eta, self.s.eta_intercept, self.s.U, self.s.p = eta, eta, U, p
@@ -161,6 +170,10 @@ cdef class TrialLoop:
         self.s.anchor = &self.buffers[9 * k]
         self.s.anchor_power = &self.buffers[10 * k]
         self.s.decay = &self.buffers[11 * k]
+        self.s.avg_scales = &self.buffers[12 * k]
+        self.s.avg_b = &self.buffers[13 * k]
+        self.s.avg_count = &self.buffers[14 * k]
+        self.s.avg_since = &self.buffers[15 * k]
         self.s.alpha = alpha
         for q in range(k):
             self.s.decay[q] = 1.0
@@ -182,8 +195,16 @@ cdef class TrialLoop:
         if state is None:
             with nogil:
                 _recompute_all(&self.s)
+        if average:  # (after the first recompute: no terms to settle before it)
+            self.avg = np.zeros(2 * k * n)
+            self.s.avg = &self.avg[0]
+        if state is None:
+            if averages is not None and average:
+                sums, intercept_sums, counts = averages
+                np.asarray(self.avg)[0::2] = np.ravel(sums)
+                np.asarray(self.buffers)[13 * k:15 * k] = np.r_[intercept_sums, counts]
             return
-        num, den, buffers, self.s.touched = state
+        num, den, buffers, self.s.touched = state[:4]
         if num is not None:
             np.asarray(self.num)[...] = num
         if den is not None:
@@ -191,12 +212,17 @@ cdef class TrialLoop:
         # (Saved before pnorm's anchors, the last two k values before the decay, a
         # state leaves them 0: none yet, and the first scale takes the power
         # afresh. The decay is 1 between runs.)
-        np.asarray(self.buffers)[:min(len(buffers), 11 * k)] = buffers[:11 * k]
+        np.asarray(self.buffers)[:len(buffers)] = buffers
+        for q in range(k):
+            self.s.decay[q] = 1.0
+        if average and len(state) > 4 and state[4] is not None:
+            np.asarray(self.avg)[...] = state[4]
 
     def terms(self):
-        """What the loop holds besides theta and b: ``(num, den, buffers, touched)``
-        (copies; None for an array psi does not store), to build the same loop
-        again with ``TrialLoop(..., state=...)`` instead of computing the terms."""
+        """What the loop holds besides theta and b: ``(num, den, buffers, touched,
+        averages)`` (copies; None for an array psi does not store, and for no
+        averages), to build the same loop again with ``TrialLoop(...,
+        state=...)`` instead of computing the terms."""
         self.release()  # (theta held by a run: written back first)
         import numpy as np
 
@@ -204,7 +230,52 @@ cdef class TrialLoop:
         cdef Py_ssize_t count = _stored(&self.s, arrays)
         return (np.array(self.num) if count > 1 else None,
                 np.array(self.den) if count > 2 else None,
-                np.array(self.buffers), self.s.touched)
+                np.array(self.buffers), self.s.touched,
+                None if self.s.avg == NULL else np.array(self.avg))
+
+    def average(self, columns=None):
+        """``(weights, intercepts, count)``: the mean of the weights psi(Theta_t)
+        (a new (k, n) array, or its ``columns``) and of the intercepts b_t after
+        each of the ``count`` averaged trials; ``(None, None, 0)`` before the
+        first (or without averaging). Reading changes nothing in the loop."""
+        import numpy as np
+
+        cdef Py_ssize_t j, q, c, k = self.s.k, n = self.s.n
+        cdef double count = self.s.avg_count[0] if self.s.avg != NULL else 0.0
+        if count == 0.0:
+            return None, None, 0
+        cdef bint every = columns is None
+        picked = np.empty(0, np.intp) if every else np.asarray(columns, np.intp)
+        if picked.size and not (0 <= picked.min() and picked.max() < n):
+            raise ValueError(f"Columns must lie in [0, {n}).")
+        cdef const Py_ssize_t[::1] index = picked
+        out = np.empty((k, n if every else index.shape[0]))
+        cdef double[:, ::1] omega = out
+        cdef const double* pair
+        with nogil:
+            for j in range(k):
+                for q in range(omega.shape[1]):
+                    c = j * n + (q if every else index[q])
+                    pair = self.s.avg + 2 * c
+                    omega[j, q] = (pair[0] + _average_term(&self.s, j, c)
+                                   * (self.s.avg_scales[j] - pair[1])) / count
+        intercepts = np.asarray(self.buffers)[13 * k:14 * k] / count
+        return out, intercepts, int(count)
+
+    def averages(self):
+        """``(sums, intercept_sums, counts)`` of the averaged trials so far, for a
+        loop built again (``TrialLoop(..., averages=...)``); None without
+        averaging."""
+        import numpy as np
+
+        if self.s.avg == NULL:
+            return None
+        weights, _, count = self.average()
+        k = self.s.k
+        sums = (np.zeros((k, self.s.n)) if weights is None
+                else weights * count)
+        return (sums, np.array(self.buffers[13 * k:14 * k]),
+                np.array(self.buffers[14 * k:15 * k]))
 
     def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
                       const double[:, ::1] Y, const double[::1] sample_weight,
@@ -240,13 +311,14 @@ cdef class TrialLoop:
 
     def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order,
-                  const double[:, ::1] rates=None):
+                  const double[:, ::1] rates=None, Py_ssize_t average_from=0):
         """Run one trial per entry of ``order`` on the dense rows of X.
 
         ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
         (len(order), 2), holds the rates (weights', intercepts') of each trial, by
         its position in ``order``; None or empty: the loop's ``eta`` for both. A
-        trial of sample weight s steps by s times its rates. Returns
+        trial of sample weight s steps by s times its rates. An averaging loop
+        averages the trials from position ``average_from`` of ``order`` on. Returns
         ``(status, trials, loss_sum)``: on ``DIVERGED``, ``trials`` is the position in
         ``order`` of the failing trial and the state must be discarded.
         """
@@ -258,12 +330,14 @@ cdef class TrialLoop:
         cdef const double* x_next
         self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order, rates)
         cdef const double* per_trial = _per_trial(rates)
+        self.s.average_from = average_from
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = self.s.x_top_ready = False
         with nogil:
             while t < n_trials:
                 _trial_rates(&self.s, per_trial, t)
+                self.s.trial = t
                 r = order[t]
                 if weighted:
                     weight = sample_weight[r]
@@ -272,6 +346,7 @@ cdef class TrialLoop:
                             &Y[r, 0], weight, &loss)
                 if not ok:
                     break
+                _average_trial(&self.s)
                 total += weight * loss
                 t += 1
             if ok:
@@ -284,7 +359,7 @@ cdef class TrialLoop:
                 const index_t[::1] indptr, Py_ssize_t n_features,
                 const double[:, ::1] Y, const double[::1] sample_weight,
                 const Py_ssize_t[::1] order, bint check_rows=False, bint hold=False,
-                const double[:, ::1] rates=None):
+                const double[:, ::1] rates=None, Py_ssize_t average_from=0):
         """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
         columns.
 
@@ -310,6 +385,7 @@ cdef class TrialLoop:
         self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order,
                            rates)
         cdef const double* per_trial = _per_trial(rates)
+        self.s.average_from = average_from
         if check_rows:
             if indptr.shape[0] == 0 or indptr[0] != 0:
                 return UNREADABLE, 0, 0.0
@@ -396,10 +472,9 @@ cdef class TrialLoop:
         self.release()  # (theta held by a run: written back first)
         import numpy as np
 
-        cdef double* arrays[3]
         cdef Py_ssize_t rows_at = self._vectors_size()
         if self.saved is None:
-            self.saved = np.empty(rows_at + _stored(&self.s, arrays) * self.s.k
+            self.saved = np.empty(rows_at + _saved_count(&self.s) * self.s.k
                                   * self.s.n)
         cdef double[::1] saved = self.saved
         self._copy_vectors(&saved[0], False)
@@ -414,7 +489,7 @@ cdef class TrialLoop:
                     or self.journal_buffers[0].shape[0] < count):
                 self.journal_buffers = (np.empty(max(1, count), np.intp),
                                         np.empty(max(1, count) * self.s.k
-                                                 * _stored(&self.s, arrays)))
+                                                 * _saved_count(&self.s)))
             picked, values = self.journal_buffers
             picked = picked[:count]
             # (A copy, not a view of the caller's X, kept after.)

@@ -1,0 +1,151 @@
+"""average: coef_ and intercept_ are the mean of the weights psi(Theta_t) and of
+the intercepts b_t after each averaged trial, while theta_, the learning and
+cumulative_loss_ stay those of the plain algorithm. References: the plain model
+read after each of m one-row calls, and scikit-learn's averaged SGD."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import SGDRegressor
+from test_reference import ETA, P, U, make_inputs, regression_targets
+
+from sklearn_ga import PSI, GAClassifier, GARegressor
+
+PARAMS = {"eta": ETA, "U": U, "p": P}
+
+
+def _as(X, sparse):
+    return sp.csr_matrix(X) if sparse else X
+
+
+def trace(model, X, Y, sparse, **fit):
+    """coef_ and intercept_ of ``model`` after each of its one-row calls on X."""
+    coefs, intercepts = [], []
+    for t in range(X.shape[0]):
+        model.partial_fit(_as(X[t:t + 1], sparse), Y[t:t + 1], **fit)
+        coefs.append(np.array(model.coef_))
+        intercepts.append(np.array(model.intercept_))
+    return np.array(coefs), np.array(intercepts)
+
+
+# 150 trials of 7 features: recomputed rows restart their sums of scales on the way.
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("psi", PSI)
+def test_average_is_the_mean_of_the_plain_models(psi, k, sparse):
+    rng = np.random.default_rng(0)
+    X = make_inputs(rng, 150, 7, sparse)
+    Y = regression_targets("tanh", rng, 150, k)
+    Y = Y[:, 0] if k == 1 else Y
+    coefs, intercepts = trace(GARegressor(psi=psi, phi="tanh", **PARAMS), X, Y, sparse)
+    plain = GARegressor(psi=psi, phi="tanh", **PARAMS)
+    model = GARegressor(psi=psi, phi="tanh", average=True, **PARAMS)
+    for rows in np.split(np.arange(150), [1, 70]):  # (the sums go on across calls)
+        model.partial_fit(_as(X[rows], sparse), Y[rows])
+        plain.partial_fit(_as(X[rows], sparse), Y[rows])
+    np.testing.assert_allclose(model.coef_, coefs.mean(axis=0), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercepts.mean(axis=0), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_array_equal(model.theta_, plain.theta_)
+    assert model.cumulative_loss_ == plain.cumulative_loss_
+    A = _as(X, sparse) @ np.reshape(model.coef_, (k, 7)).T + model.intercept_
+    np.testing.assert_allclose(np.reshape(model.predict(_as(X, sparse)), A.shape),
+                               np.tanh(A), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", ["identity", "eg_pm", "pnorm"])
+def test_average_classifier_and_a_start(psi, sparse):
+    """average=10: the mean from the 10th trial on; before it, the plain model."""
+    rng = np.random.default_rng(1)
+    X = make_inputs(rng, 60, 6, sparse)
+    labels = rng.integers(0, 3, size=60)
+    params = {"psi": psi, "phi": "softmax", **PARAMS}
+    coefs, intercepts = trace(GAClassifier(**params), X, labels, sparse,
+                              classes=[0, 1, 2])
+    model = GAClassifier(average=10, **params)
+    model.partial_fit(_as(X[:9], sparse), labels[:9], classes=[0, 1, 2])
+    np.testing.assert_allclose(model.coef_, coefs[8], rtol=1e-12, atol=1e-15)
+    model.partial_fit(_as(X[9:], sparse), labels[9:])
+    np.testing.assert_allclose(model.coef_, coefs[9:].mean(axis=0), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercepts[9:].mean(axis=0),
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("average", [True, 25])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_average_is_sgd_regressors(average, sparse):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 5))
+    X[rng.uniform(size=X.shape) < 0.5 * sparse] = 0.0
+    y = X @ rng.normal(size=5) + 0.3
+    params = {"average": average, "fit_intercept": not sparse}
+    sgd = {"penalty": None, "learning_rate": "constant", "shuffle": False}
+    ga = GARegressor(eta=0.02, **params)
+    reference = SGDRegressor(eta0=0.02, **sgd, **params)
+    for rows in np.split(np.arange(120), [1, 40]):
+        ga.partial_fit(_as(X[rows], sparse), y[rows])
+        reference.partial_fit(_as(X[rows], sparse), y[rows])
+        np.testing.assert_allclose(ga.coef_, reference.coef_, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(ga.intercept_, reference.intercept_, rtol=1e-10)
+    epochs = {"max_iter": 3, "tol": None}
+    np.testing.assert_allclose(
+        GARegressor(eta=0.02, shuffle=False, **epochs, **params).fit(X, y).coef_,
+        SGDRegressor(eta0=0.02, **sgd, **epochs, **params).fit(X, y).coef_,
+        rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_averaged_weights_stay_in_their_sets(sparse):
+    """A mean of points of a convex set: EG± inside its l1 ball, EG on its simplex."""
+    rng = np.random.default_rng(3)
+    X = make_inputs(rng, 400, 6, sparse)
+    y = 5.0 * X[:, 0] - 4.0 * X[:, 1]  # (outside the ball: the weights press on it)
+    pm = GARegressor(psi="eg_pm", eta=0.5, U=1.0, average=True)
+    pm.fit(_as(X, sparse), y)
+    assert np.abs(pm.coef_).sum() <= 1.0 + 1e-12
+    eg = GARegressor(psi="softmax", eta=0.5, average=True).fit(_as(X, sparse), y)
+    assert np.all(eg.coef_ >= 0) and abs(eg.coef_.sum() - 1.0) < 1e-12
+
+
+def test_average_goes_on_across_rebuilt_loops_and_pickles():
+    """set_params between calls builds the loop again; a pickle continues the loop:
+    the mean still covers every trial."""
+    rng = np.random.default_rng(4)
+    X = make_inputs(rng, 90, 5, True)
+    y = regression_targets("identity", rng, 90, 1)[:, 0]
+    plain = GARegressor(psi="eg_pm", U=U, eta=0.05)
+    coefs, _ = trace(plain, X[:30], y[:30], True)
+    plain.set_params(eta=0.02)
+    later, _ = trace(plain, X[30:], y[30:], True)
+    model = GARegressor(psi="eg_pm", U=U, eta=0.05, average=True)
+    model.partial_fit(sp.csr_matrix(X[:30]), y[:30])
+    model = pickle.loads(pickle.dumps(model.set_params(eta=0.02)))
+    model.partial_fit(sp.csr_matrix(X[30:60]), y[30:60])
+    model = pickle.loads(pickle.dumps(model))
+    model.partial_fit(sp.csr_matrix(X[60:]), y[60:])
+    np.testing.assert_allclose(model.coef_, np.r_[coefs, later].mean(axis=0),
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_failed_call_leaves_the_averages(sparse):
+    """A call that diverges leaves coef_ and intercept_ as they were (the sums are
+    restored with the loop), for a CSR batch of few columns too (journaled)."""
+    rng = np.random.default_rng(5)
+    X = make_inputs(rng, 40, 300, sparse)
+    y = regression_targets("identity", rng, 40, 1)[:, 0]
+    model = GARegressor(psi="softmax", eta=0.05, average=True)
+    model.partial_fit(_as(X, sparse), y)
+    before = np.array(model.coef_), np.array(model.intercept_)
+    bad = np.zeros((3, 300))
+    bad[:, :2] = 1e200
+    with pytest.raises(ValueError, match="diverged"):
+        model.partial_fit(_as(bad, sparse), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(model.coef_, before[0])
+    np.testing.assert_array_equal(model.intercept_, before[1])
+    model.partial_fit(_as(X, sparse), y)  # (and the loop goes on)
