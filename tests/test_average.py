@@ -76,7 +76,9 @@ def test_average_classifier_and_a_start(psi, sparse):
                                rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("average", [True, 25])
+# 150: after every trial of the calls (their coef_ is the plain one, as SGD's), in
+# the second epoch of the fit.
+@pytest.mark.parametrize("average", [True, 25, 150])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_average_is_sgd_regressors(average, sparse):
     rng = np.random.default_rng(2)
@@ -100,16 +102,54 @@ def test_average_is_sgd_regressors(average, sparse):
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_averaged_weights_stay_in_their_sets(sparse):
-    """A mean of points of a convex set: EG± inside its l1 ball, EG on its simplex."""
+@pytest.mark.parametrize("U", [1.0, 3.0])
+def test_averaged_weights_stay_in_their_sets(U, sparse):
+    """A mean of points of a convex set: each row of EG± inside its l1 ball of
+    radius U, each row of EG and of the geodesic simplex on the simplex."""
     rng = np.random.default_rng(3)
     X = make_inputs(rng, 400, 6, sparse)
-    y = 5.0 * X[:, 0] - 4.0 * X[:, 1]  # (outside the ball: the weights press on it)
-    pm = GARegressor(psi="eg_pm", eta=0.5, U=1.0, average=True)
-    pm.fit(_as(X, sparse), y)
-    assert np.abs(pm.coef_).sum() <= 1.0 + 1e-12
-    eg = GARegressor(psi="softmax", eta=0.5, average=True).fit(_as(X, sparse), y)
-    assert np.all(eg.coef_ >= 0) and abs(eg.coef_.sum() - 1.0) < 1e-12
+    # (Outside the ball: the plain weights press on it.)
+    Y = np.column_stack([5.0 * X[:, 0] - 4.0 * X[:, 1], -6.0 * X[:, 2] + X[:, 3]])
+    params = {"eta": 0.5, "average": True, "max_iter": 3, "tol": None}
+    pm = GARegressor(psi="eg_pm", U=U, **params).fit(_as(X, sparse), Y)
+    plain = GARegressor(psi="eg_pm", U=U, **{**params, "average": False})
+    plain.fit(_as(X, sparse), Y)
+    assert np.all(np.abs(plain.coef_).sum(axis=1) > 0.9 * U)
+    assert np.all(np.abs(pm.coef_).sum(axis=1) <= U * (1.0 + 1e-12))
+    assert not np.allclose(pm.coef_, plain.coef_)
+    for psi in ("softmax", "simplex"):
+        eg = GARegressor(psi=psi, **params).fit(_as(X, sparse), Y)
+        assert np.all(eg.coef_ >= 0)
+        np.testing.assert_allclose(eg.coef_.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def _sparse_inputs(rng, m, n):
+    X = rng.standard_normal((m, n)) * (rng.random((m, n)) < 0.25)
+    X[0] = 0.0  # an empty row
+    return X
+
+
+# Shuffled epochs, a start in the second one, then a partial_fit.
+@pytest.mark.parametrize("average", [True, 150])
+@pytest.mark.parametrize("psi", PSI)
+def test_averaged_csr_equals_dense(psi, average):
+    rng = np.random.default_rng(6)
+    X = _sparse_inputs(rng, 120, 30)
+    labels = rng.integers(0, 3, size=120)
+    eta = 0.005 if psi in ("exp", "burg") else 0.05
+    params = {"psi": psi, "eta": eta, "U": 3.0, "p": 3.0, "max_iter": 3, "tol": None,
+              "random_state": 0, "average": average}
+    for make, y in ((GARegressor, np.tanh(X[:, 1] - X[:, 2])),
+                    (GAClassifier, labels)):
+        dense = make(**params).fit(X, y)
+        sparse = make(**params).fit(sp.csr_matrix(X), y)
+        dense.partial_fit(X[:50], y[:50])
+        sparse.partial_fit(sp.csr_matrix(X[:50]), y[:50])
+        for name in ("coef_", "intercept_", "theta_"):
+            np.testing.assert_allclose(getattr(sparse, name), getattr(dense, name),
+                                       rtol=1e-9, atol=1e-12, err_msg=name)
+        assert sparse.cumulative_loss_ == pytest.approx(dense.cumulative_loss_,
+                                                        rel=1e-9)
 
 
 def test_average_goes_on_across_rebuilt_loops_and_pickles():

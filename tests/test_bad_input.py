@@ -104,6 +104,16 @@ CASES = [
     ("nan-in-a-later-csr-row", lambda: GARegressor(psi="eg_pm", eta=0.1).partial_fit(
         sp.csr_matrix(X), Y_REAL), lambda m: m.partial_fit(
         sp.csr_matrix(with_value(X, (39, 1), np.nan)), Y_REAL), ["NaN"]),
+    # An averaging model's sums are put back with its loop (trial 71: the 31st of
+    # the call).
+    ("nan-in-a-later-csr-row-averaged", lambda: GARegressor(
+        psi="eg_pm", eta=0.1, average=True).partial_fit(sp.csr_matrix(X), Y_REAL),
+     lambda m: m.partial_fit(sp.csr_matrix(with_value(X, (39, 1), np.nan)), Y_REAL),
+     ["NaN"]),
+    ("diverges-in-a-later-row-averaged-from-5", lambda: GARegressor(
+        psi="softmax", eta=0.1, average=5).partial_fit(X, Y_REAL),
+     lambda m: m.partial_fit(with_value(X, (30, 2), 1e300), Y_REAL),
+     ["diverged at trial 71"]),
     ("nan-in-X-predict", fitted_regressor,
      lambda m: m.predict(with_value(X, (1, 1), np.nan)), ["NaN"]),
     ("wrong-n-features-predict", fitted_regressor,
