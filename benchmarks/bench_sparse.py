@@ -48,6 +48,18 @@ def averaged(X, y, eta, p):
             *(lambda model=model: model.fit(X, y) for model in (mean, plain)))
         report(f"4.2 averaged CSR epoch psi={psi} {X.shape[0]}x2^18, 50 nnz/row",
                mean_time, plain_time, "plain", 1.5)
+    # For information: SGD keeps its averaged weights in a second array too, so its
+    # averaging adds the same random cache line per coordinate to its epoch.
+    sgd_plain, sgd_mean = (
+        SGDRegressor(penalty=None, learning_rate="constant", eta0=eta,
+                     average=average, **ONE_PASS) for average in (False, True))
+    ga = GARegressor(eta=eta, average=True, **ONE_PASS)
+    ga_time, mean_time, plain_time = best_times(
+        lambda: ga.fit(X, y), lambda: sgd_mean.fit(X, y), lambda: sgd_plain.fit(X, y))
+    report(f"averaged CSR epoch psi=identity {X.shape[0]}x2^18, 50 nnz/row", ga_time,
+           mean_time, "SGDRegressor(average=True)", None)
+    report(f"SGDRegressor(average=True) CSR epoch {X.shape[0]}x2^18, 50 nnz/row",
+           mean_time, plain_time, "SGDRegressor", None)
 
 
 def many_classes(classes=20):
