@@ -146,14 +146,16 @@ class GARegressor(RegressorMixin, BaseGA):
         weights ``psi(Theta_t)`` and of the intercepts ``b_t`` after each trial's
         update, from the first trial (``True``) or from the ``average``-th trial
         since the model was reset (before it they are the plain ones), across
-        calls and epochs. ``theta_``, the learning and ``cumulative_loss_`` stay
-        those of the plain algorithm; predictions use the means. This is the
-        online-to-batch conversion, whose risk is bounded by the on-line loss
-        bound (Cesa-Bianchi, Conconi and Gentile, 2004); a mean of points of a
-        convex set stays in it (EG's simplex, EG±'s l1 ball). A CSR trial stays
-        O(nnz): a coordinate's term is constant between its changes while its
-        row's scale moves every trial, so each coordinate keeps the sum of the
-        scales at its last change and is settled before the next one.
+        calls and epochs: ``average=10`` averages from the 10th sample seen on, as
+        ``SGDRegressor(average=10)`` does. ``theta_``, the learning and
+        ``cumulative_loss_`` stay those of the plain algorithm; predictions use
+        the means. This is the online-to-batch conversion, whose risk is bounded
+        by the on-line loss bound (Cesa-Bianchi, Conconi and Gentile, 2004); a
+        mean of points of a convex set stays in it (EG's simplex, EG±'s l1 ball).
+        A CSR trial stays O(nnz): a coordinate's term is constant between its
+        changes while its row's scale moves every trial, so each coordinate keeps
+        the sum of the scales at its last change and is settled before the next
+        one.
         ``set_params(average=...)`` applies from the next call.
     verbose : int, default=0
         Print the loss of each epoch.
