@@ -189,3 +189,34 @@ def test_failed_call_leaves_the_averages(sparse):
     np.testing.assert_array_equal(model.coef_, before[0])
     np.testing.assert_array_equal(model.intercept_, before[1])
     model.partial_fit(_as(X, sparse), y)  # (and the loop goes on)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("psi", ["identity", "eg_pm", "softmax"])
+def test_average_with_rates_that_vary_by_trial(psi, sparse):
+    """learning_rate="invscaling": each trial steps at its own rate, and the mean
+    still covers psi(Theta_t) after every trial (against the one-row calls, whose
+    schedule goes on across calls, and SGD's for psi = identity)."""
+    rng = np.random.default_rng(7)
+    X = make_inputs(rng, 90, 5, sparse)
+    y = regression_targets("identity", rng, 90, 1)[:, 0]
+    # (No intercept on CSR: SGD damps a sparse intercept's steps.)
+    params = {"psi": psi, "eta": 0.2, "U": U, "learning_rate": "invscaling",
+              "power_t": 0.5, "fit_intercept": not sparse}
+    coefs, intercepts = trace(GARegressor(**params), X, y, sparse)
+    model = GARegressor(average=True, **params)
+    model.partial_fit(_as(X[:40], sparse), y[:40])
+    model.partial_fit(_as(X[40:], sparse), y[40:])
+    np.testing.assert_allclose(model.coef_, coefs.mean(axis=0), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercepts.mean(axis=0), rtol=1e-9,
+                               atol=1e-12)
+    assert not np.allclose(coefs[0], coefs[-1])  # (the rates did move the weights)
+    if psi == "identity":
+        sgd = SGDRegressor(penalty=None, learning_rate="invscaling", eta0=0.2,
+                           power_t=0.5, average=True, shuffle=False,
+                           fit_intercept=not sparse)
+        sgd.partial_fit(_as(X[:40], sparse), y[:40])
+        sgd.partial_fit(_as(X[40:], sparse), y[40:])
+        np.testing.assert_allclose(model.coef_, sgd.coef_, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(model.intercept_, sgd.intercept_, rtol=1e-10)
