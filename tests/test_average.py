@@ -9,22 +9,18 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import SGDRegressor
-from test_reference import ETA, P, U, make_inputs, regression_targets
+from test_reference import ETA, P, U, as_layout, make_inputs, regression_targets
 
 from sklearn_ga import PSI, GAClassifier, GARegressor
 
 PARAMS = {"eta": ETA, "U": U, "p": P}
 
 
-def _as(X, sparse):
-    return sp.csr_matrix(X) if sparse else X
-
-
 def trace(model, X, Y, sparse, **fit):
     """coef_ and intercept_ of ``model`` after each of its one-row calls on X."""
     coefs, intercepts = [], []
     for t in range(X.shape[0]):
-        model.partial_fit(_as(X[t:t + 1], sparse), Y[t:t + 1], **fit)
+        model.partial_fit(as_layout(X[t:t + 1], sparse), Y[t:t + 1], **fit)
         coefs.append(np.array(model.coef_))
         intercepts.append(np.array(model.intercept_))
     return np.array(coefs), np.array(intercepts)
@@ -43,16 +39,16 @@ def test_average_is_the_mean_of_the_plain_models(psi, k, sparse):
     plain = GARegressor(psi=psi, phi="tanh", **PARAMS)
     model = GARegressor(psi=psi, phi="tanh", average=True, **PARAMS)
     for rows in np.split(np.arange(150), [1, 70]):  # (the sums go on across calls)
-        model.partial_fit(_as(X[rows], sparse), Y[rows])
-        plain.partial_fit(_as(X[rows], sparse), Y[rows])
+        model.partial_fit(as_layout(X[rows], sparse), Y[rows])
+        plain.partial_fit(as_layout(X[rows], sparse), Y[rows])
     np.testing.assert_allclose(model.coef_, coefs.mean(axis=0), rtol=1e-9,
                                atol=1e-12)
     np.testing.assert_allclose(model.intercept_, intercepts.mean(axis=0), rtol=1e-9,
                                atol=1e-12)
     np.testing.assert_array_equal(model.theta_, plain.theta_)
     assert model.cumulative_loss_ == plain.cumulative_loss_
-    A = _as(X, sparse) @ np.reshape(model.coef_, (k, 7)).T + model.intercept_
-    np.testing.assert_allclose(np.reshape(model.predict(_as(X, sparse)), A.shape),
+    A = as_layout(X, sparse) @ np.reshape(model.coef_, (k, 7)).T + model.intercept_
+    np.testing.assert_allclose(np.reshape(model.predict(as_layout(X, sparse)), A.shape),
                                np.tanh(A), rtol=1e-12)
 
 
@@ -67,9 +63,9 @@ def test_average_classifier_and_a_start(psi, sparse):
     coefs, intercepts = trace(GAClassifier(**params), X, labels, sparse,
                               classes=[0, 1, 2])
     model = GAClassifier(average=10, **params)
-    model.partial_fit(_as(X[:9], sparse), labels[:9], classes=[0, 1, 2])
+    model.partial_fit(as_layout(X[:9], sparse), labels[:9], classes=[0, 1, 2])
     np.testing.assert_allclose(model.coef_, coefs[8], rtol=1e-12, atol=1e-15)
-    model.partial_fit(_as(X[9:], sparse), labels[9:])
+    model.partial_fit(as_layout(X[9:], sparse), labels[9:])
     np.testing.assert_allclose(model.coef_, coefs[9:].mean(axis=0), rtol=1e-9,
                                atol=1e-12)
     np.testing.assert_allclose(model.intercept_, intercepts[9:].mean(axis=0),
@@ -90,8 +86,8 @@ def test_average_is_sgd_regressors(average, sparse):
     ga = GARegressor(eta=0.02, **params)
     reference = SGDRegressor(eta0=0.02, **sgd, **params)
     for rows in np.split(np.arange(120), [1, 40]):
-        ga.partial_fit(_as(X[rows], sparse), y[rows])
-        reference.partial_fit(_as(X[rows], sparse), y[rows])
+        ga.partial_fit(as_layout(X[rows], sparse), y[rows])
+        reference.partial_fit(as_layout(X[rows], sparse), y[rows])
         np.testing.assert_allclose(ga.coef_, reference.coef_, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(ga.intercept_, reference.intercept_, rtol=1e-10)
     epochs = {"max_iter": 3, "tol": None}
@@ -111,14 +107,14 @@ def test_averaged_weights_stay_in_their_sets(U, sparse):
     # (Outside the ball: the plain weights press on it.)
     Y = np.column_stack([5.0 * X[:, 0] - 4.0 * X[:, 1], -6.0 * X[:, 2] + X[:, 3]])
     params = {"eta": 0.5, "average": True, "max_iter": 3, "tol": None}
-    pm = GARegressor(psi="eg_pm", U=U, **params).fit(_as(X, sparse), Y)
+    pm = GARegressor(psi="eg_pm", U=U, **params).fit(as_layout(X, sparse), Y)
     plain = GARegressor(psi="eg_pm", U=U, **{**params, "average": False})
-    plain.fit(_as(X, sparse), Y)
+    plain.fit(as_layout(X, sparse), Y)
     assert np.all(np.abs(plain.coef_).sum(axis=1) > 0.9 * U)
     assert np.all(np.abs(pm.coef_).sum(axis=1) <= U * (1.0 + 1e-12))
     assert not np.allclose(pm.coef_, plain.coef_)
     for psi in ("softmax", "simplex"):
-        eg = GARegressor(psi=psi, **params).fit(_as(X, sparse), Y)
+        eg = GARegressor(psi=psi, **params).fit(as_layout(X, sparse), Y)
         assert np.all(eg.coef_ >= 0)
         np.testing.assert_allclose(eg.coef_.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
@@ -180,15 +176,15 @@ def test_failed_call_leaves_the_averages(sparse):
     X = make_inputs(rng, 40, 300, sparse)
     y = regression_targets("identity", rng, 40, 1)[:, 0]
     model = GARegressor(psi="softmax", eta=0.05, average=True)
-    model.partial_fit(_as(X, sparse), y)
+    model.partial_fit(as_layout(X, sparse), y)
     before = np.array(model.coef_), np.array(model.intercept_)
     bad = np.zeros((3, 300))
     bad[:, :2] = 1e200
     with pytest.raises(ValueError, match="diverged"):
-        model.partial_fit(_as(bad, sparse), [1.0, 2.0, 3.0])
+        model.partial_fit(as_layout(bad, sparse), [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(model.coef_, before[0])
     np.testing.assert_array_equal(model.intercept_, before[1])
-    model.partial_fit(_as(X, sparse), y)  # (and the loop goes on)
+    model.partial_fit(as_layout(X, sparse), y)  # (and the loop goes on)
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -205,8 +201,8 @@ def test_average_with_rates_that_vary_by_trial(psi, sparse):
               "power_t": 0.5, "fit_intercept": not sparse}
     coefs, intercepts = trace(GARegressor(**params), X, y, sparse)
     model = GARegressor(average=True, **params)
-    model.partial_fit(_as(X[:40], sparse), y[:40])
-    model.partial_fit(_as(X[40:], sparse), y[40:])
+    model.partial_fit(as_layout(X[:40], sparse), y[:40])
+    model.partial_fit(as_layout(X[40:], sparse), y[40:])
     np.testing.assert_allclose(model.coef_, coefs.mean(axis=0), rtol=1e-9,
                                atol=1e-12)
     np.testing.assert_allclose(model.intercept_, intercepts.mean(axis=0), rtol=1e-9,
@@ -216,7 +212,7 @@ def test_average_with_rates_that_vary_by_trial(psi, sparse):
         sgd = SGDRegressor(penalty=None, learning_rate="invscaling", eta0=0.2,
                            power_t=0.5, average=True, shuffle=False,
                            fit_intercept=not sparse)
-        sgd.partial_fit(_as(X[:40], sparse), y[:40])
-        sgd.partial_fit(_as(X[40:], sparse), y[40:])
+        sgd.partial_fit(as_layout(X[:40], sparse), y[:40])
+        sgd.partial_fit(as_layout(X[40:], sparse), y[40:])
         np.testing.assert_allclose(model.coef_, sgd.coef_, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(model.intercept_, sgd.intercept_, rtol=1e-10)

@@ -12,8 +12,11 @@ from test_reference import (
     ETA,
     P,
     U,
+    as_layout,
+    assert_oracle,
     encode,
     figure5,
+    learn_in_calls,
     make_inputs,
     regression_targets,
 )
@@ -25,18 +28,6 @@ from sklearn_ga import PSI, GAClassifier, GARegressor
 PULLED = [psi for psi in ADDITIVE if PSI[psi].start == 0.0]
 
 SGD = {"learning_rate": "constant", "shuffle": False, "penalty": "l2"}
-
-
-def _as(X, sparse):
-    return sp.csr_matrix(X) if sparse else X
-
-
-def assert_oracle(model, expected, rtol=1e-9):
-    weights, intercept, total = expected
-    np.testing.assert_allclose(np.reshape(model.coef_, weights.shape), weights,
-                               rtol=rtol, atol=1e-12)
-    np.testing.assert_allclose(model.intercept_, intercept, rtol=rtol, atol=1e-12)
-    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=rtol)
 
 
 # eta alpha of 0.01, 0.9 (the decay reaches SGD's 1e-9 floor within a call) and 3
@@ -52,8 +43,8 @@ def test_gradient_descent_penalty_is_sgd_regressors_l2(sparse, alpha):
     ga = GARegressor(eta=0.1, alpha=alpha, fit_intercept=not sparse)
     sgd = SGDRegressor(eta0=0.1, alpha=alpha, fit_intercept=not sparse, **SGD)
     for rows in np.split(np.arange(200), [1, 50, 120]):
-        ga.partial_fit(_as(X[rows], sparse), y[rows])
-        sgd.partial_fit(_as(X[rows], sparse), y[rows])
+        ga.partial_fit(as_layout(X[rows], sparse), y[rows])
+        sgd.partial_fit(as_layout(X[rows], sparse), y[rows])
         np.testing.assert_allclose(ga.coef_, sgd.coef_, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(ga.intercept_, sgd.intercept_, rtol=1e-10)
     epochs = {"max_iter": 4, "tol": None}
@@ -84,9 +75,7 @@ def test_penalty_follows_figure5(psi, k, sparse):
     weights = rng.uniform(0, 2, size=70)
     model = GARegressor(psi=psi, phi="tanh", eta=ETA, U=U, p=P, alpha=2.0)
     # Three calls: the decay is multiplied out at the end of each.
-    for rows in np.split(np.arange(70), [1, 30]):
-        model.partial_fit(_as(X[rows], sparse), Y[rows, 0] if k == 1 else Y[rows],
-                          sample_weight=weights[rows])
+    learn_in_calls(model, X, Y, weights, sparse)
     assert_oracle(model, figure5(psi, "tanh", X, Y, weights, alpha=2.0))
 
 
@@ -135,7 +124,7 @@ def test_penalty_comes_before_the_update_rules_step(update, psi, phi, loss, spar
     Y = regression_targets(phi, rng, 40, k)
     model = GARegressor(psi=psi, phi=phi, eta=ETA, U=U, p=P, alpha=3.0,
                         update=update, loss=loss)
-    model.partial_fit(_as(X, sparse), Y[:, 0] if k == 1 else Y)
+    model.partial_fit(as_layout(X, sparse), Y[:, 0] if k == 1 else Y)
     weights, intercept, total, _ = oracle(psi, phi, X, Y, update=update, loss=loss,
                                           alpha=3.0)
     assert_oracle(model, (weights, intercept, total))

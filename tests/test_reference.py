@@ -188,12 +188,31 @@ def make_inputs(rng, m, n, sparse):
     return X
 
 
-def assert_matches_oracle(model, psi, phi, X, Y, sample_weight=None):
-    weights, intercept, total = figure5(psi, phi, X, Y, sample_weight)
+def as_layout(X, sparse):
+    return sp.csr_matrix(X) if sparse else X
+
+
+def learn_in_calls(model, X, Y, sample_weight, sparse, cuts=(1, 30)):
+    """partial_fit on the rows split at ``cuts``: what happens at the end of a call
+    (the decay multiplied out, the schedule's count kept) is on the path."""
+    for rows in np.split(np.arange(X.shape[0]), cuts):
+        model.partial_fit(as_layout(X[rows], sparse),
+                          Y[rows, 0] if Y.shape[1] == 1 else Y[rows],
+                          sample_weight=sample_weight[rows])
+    return model
+
+
+def assert_oracle(model, expected, rtol=1e-9):
+    """The model's weights, intercepts and on-line loss are ``figure5``'s."""
+    weights, intercept, total = expected
     coef = np.asarray(model.coef_).reshape(weights.shape)
-    np.testing.assert_allclose(coef, weights, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
+    np.testing.assert_allclose(coef, weights, rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercept, rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=rtol)
+
+
+def assert_matches_oracle(model, psi, phi, X, Y, sample_weight=None):
+    assert_oracle(model, figure5(psi, phi, X, Y, sample_weight))
     assert model.t_ == X.shape[0]
 
 

@@ -4,14 +4,16 @@ transcription of KW01 Figure 5 with the schedule (tests/test_reference.py)."""
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 from test_reference import (
     ADDITIVE,
     ETA,
     P,
     U,
+    as_layout,
+    assert_oracle,
     figure5,
+    learn_in_calls,
     make_inputs,
     regression_targets,
 )
@@ -19,10 +21,6 @@ from test_reference import (
 from sklearn_ga import PSI, GAClassifier, GARegressor
 
 SGD = {"learning_rate": "invscaling", "shuffle": False}
-
-
-def _as(X, sparse):
-    return sp.csr_matrix(X) if sparse else X
 
 
 def test_power_t_defaults_are_sgds():
@@ -42,8 +40,8 @@ def test_invscaling_is_sgd_regressors(sparse, alpha):
     ga = GARegressor(eta=0.1, learning_rate="invscaling", **params)
     sgd = SGDRegressor(eta0=0.1, penalty="l2" if alpha else None, **SGD, **params)
     for rows in np.split(np.arange(200), [1, 50, 120]):
-        ga.partial_fit(_as(X[rows], sparse), y[rows])
-        sgd.partial_fit(_as(X[rows], sparse), y[rows])
+        ga.partial_fit(as_layout(X[rows], sparse), y[rows])
+        sgd.partial_fit(as_layout(X[rows], sparse), y[rows])
         np.testing.assert_allclose(ga.coef_, sgd.coef_, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(ga.intercept_, sgd.intercept_, rtol=1e-10)
     epochs = {"max_iter": 4, "tol": None}
@@ -80,15 +78,9 @@ def test_invscaling_follows_figure5(psi, k, sparse):
     model = GARegressor(psi=psi, phi="tanh", eta=4 * ETA, U=U, p=P, alpha=alpha,
                         learning_rate="invscaling", power_t=0.7)
     # The schedule counts the trials of every call.
-    for rows in np.split(np.arange(70), [1, 30]):
-        model.partial_fit(_as(X[rows], sparse), Y[rows, 0] if k == 1 else Y[rows],
-                          sample_weight=weights[rows])
-    weights, intercept, total = figure5(psi, "tanh", X, Y, weights, eta=4 * ETA,
-                                        alpha=alpha, power_t=0.7)
-    np.testing.assert_allclose(np.reshape(model.coef_, weights.shape), weights,
-                               rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(model.cumulative_loss_, total, rtol=1e-9)
+    learn_in_calls(model, X, Y, weights, sparse)
+    assert_oracle(model, figure5(psi, "tanh", X, Y, weights, eta=4 * ETA, alpha=alpha,
+                                 power_t=0.7))
 
 
 @pytest.mark.parametrize("psi", ["identity", "eg_pm"])
