@@ -45,6 +45,8 @@ class BaseGA(Engine, BaseEstimator):
     _parameter_constraints = {
         "psi": [StrOptions(set(PSI))],
         "eta": [Interval(Real, 0, None, closed="neither"), StrOptions({"theory"})],
+        "intercept_eta": [Interval(Real, 0, None, closed="neither"),
+                          StrOptions({"auto", "eta"})],
         "U": [Interval(Real, 0, None, closed="neither")],
         "p": [Interval(Real, 2, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -89,7 +91,7 @@ class BaseGA(Engine, BaseEstimator):
     def _validate_training_data(self, X, y, sample_weight, *, first_call, classes,
                                 check_rows=False):
         # X is checked for NaN/inf by the trial loop, which reads it anyway (see
-        # trial_runner); with check_rows, so is a CSR X's structure.
+        # TrialRunner); with check_rows, so is a CSR X's structure.
         checked = None if first_call else light_validation(self, X, y)
         X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,

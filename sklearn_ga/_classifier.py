@@ -124,10 +124,17 @@ class GAClassifier(ClassifierMixin, BaseGA):
         incrementally within a call, can round it to +-1e-17, so on integer
         inputs a stream split into calls may decide a tie otherwise).
     eta : float or "theory", default="theory"
-        Learning rate, > 0, or ``"theory"`` for KW01 Theorem 3's ``1 / (2 b c)``
-        from the first batch (see :class:`GARegressor`; unavailable for
-        ``phi="sign"``, ``psi="exp"`` and the geodesic ``psi``). For
+        Learning rate of the weights, > 0, or ``"theory"`` for KW01 Theorem 3's
+        ``1 / (2 b c)`` for the rows seen so far, lowered before a row of larger
+        bound b (see :class:`GARegressor`). For ``phi="sign"``, which has no c of
+        eq. (29), c = 1, that of tanh: for the Perceptron (``psi="identity"``,
+        from Theta = 0, ``intercept_eta="eta"``) any constant rate makes the same
+        predictions, and the rate matters for the other ``psi``. For
         ``psi="eg_pm"``, HKW's EG± rate.
+    intercept_eta : float, "auto" or "eta", default="auto"
+        Learning rate of the intercepts: the weights' (``"eta"``), their own share
+        of Theorem 3's budget with ``eta="theory"`` (``"auto"``; with a numeric
+        ``eta``, the same as ``"eta"``), or a number (see :class:`GARegressor`).
     U : float, default=1.0
         Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class; radius
         of ``psi="sphere"``: ``||w||_2 = U``.
@@ -161,7 +168,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Maximum number of epochs in :meth:`fit`.
     tol : float or None, default=1e-3
         Stopping criterion of :meth:`fit` (see :class:`GARegressor`; with
-        ``early_stopping``, on the validation accuracy).
+        ``early_stopping``, on the validation accuracy; also for Ctrl-C).
     n_iter_no_change : int, default=5
         Number of epochs without improvement before :meth:`fit` stops.
     early_stopping : bool, default=False
@@ -199,7 +206,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
         the ``average``-th trial on (see :class:`GARegressor`); ``theta_`` and
         ``cumulative_loss_`` stay plain.
     verbose : int, default=0
-        Print the loss of each epoch.
+        Print, for each epoch of :meth:`fit`, its time, its on-line loss per
+        trial, the rates and the trials seen.
 
     Attributes
     ----------
@@ -212,7 +220,13 @@ class GAClassifier(ClassifierMixin, BaseGA):
     intercept_ : ndarray of shape (k,)
         The intercepts (read-only, like ``theta_``; with ``average``, their mean).
     eta_ : float
-        The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
+        The learning rate of the weights in use at the end of the last call
+        (``eta``, or the rate that ``"theory"`` has come to for the rows seen).
+    intercept_eta_ : float
+        The learning rate of the intercepts in use (0.0 without intercept).
+    n_eta_changes_ : int
+        How many times ``eta="theory"`` lowered the rates since the model was
+        reset (0 for a numeric ``eta``).
     theta_ : ndarray of shape (k, n_features)
         The parameters Theta: a read-only view of the arrays of the compiled loop, which
         later ``partial_fit`` calls update in place (assign a new array to start from
@@ -273,7 +287,8 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     _target_validation = {"multi_output": False}
 
-    def __init__(self, psi="identity", phi="logistic", *, eta="theory", U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="logistic", *, eta="theory",
+                 intercept_eta="auto", U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None, alpha=0.0,
                  learning_rate="constant", power_t=0.5, fit_intercept=True,
                  max_iter=1000, tol=1e-3, n_iter_no_change=5,
@@ -283,6 +298,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self.psi = psi
         self.phi = phi
         self.eta = eta
+        self.intercept_eta = intercept_eta
         self.U = U
         self.p = p
         self.update = update

@@ -26,8 +26,9 @@ from sklearn.utils.validation import assert_all_finite
 
 from ._classifier import GAClassifier
 from ._codes import Status
-from ._engine import Kept, KeptLoop, batch_columns, fit_context, read_only, trial_runner
+from ._engine import Kept, KeptLoop, batch_columns, fit_context, read_only
 from ._kernel import BLOCK_ROWS, block_grams, block_run
+from ._passes import TrialRunner
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._regressor import GARegressor
@@ -60,8 +61,9 @@ class _KeptGrid(Kept):
 class _GridMixin:
     """Lock-step training and selection shared by the two CV estimators."""
 
-    # The grid searches the explicit GA rule with the matching loss, unclipped.
-    update, loss, Y, alpha = "explicit", "matching", None, 0.0
+    # The grid searches the explicit GA rule with the matching loss, unclipped, at a
+    # constant rate, its intercept learning at the rate of the weights.
+    update, loss, Y, alpha, intercept_eta = "explicit", "matching", None, 0.0, "eta"
     learning_rate, average = "constant", False
     _assignable_parameters = False
 
@@ -130,8 +132,8 @@ class _GridMixin:
                 self._lockstep_blocks(X, Y, sample_weight, windows, loops, losses,
                                       thetas, intercepts, on_threads, threads)
                 return
-            run = trial_runner(X, Y, sample_weight,
-                               estimator_name=type(self).__name__)
+            run = TrialRunner(X, Y, sample_weight,
+                              estimator_name=type(self).__name__)
 
             def learn(configurations, window):
                 """Run ``configurations`` over the chunks of ``window``; the

@@ -11,6 +11,7 @@ is described in doc/developers/architecture.rst.
 
 import functools
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -18,14 +19,22 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import assert_all_finite
 
 from ._codes import LossCode, Status, UpdateCode
 from ._kernel import TrialLoop
+from ._passes import (
+    Chunks,
+    Interrupt,
+    Interrupted,
+    TrialRunner,
+    initial_model_loss,
+    may_run_away,
+    run_pass,
+    runaway,
+)
 from ._phi import PHI
 from ._psi import PSI
-from ._validation import UnsortedRows, checked_structure, index_arrays
-from .theory import input_bound, theorem3_learning_rate, transfer_bound
+from ._rates import InvScaling, Rates, TheoryRates
 
 
 def _atomic(method):
@@ -349,32 +358,35 @@ class Engine:
     def _continuation(self, kept):
         """What a copy needs to continue the kept loop exactly as the model would:
         its key and terms; None if the next call builds a new loop anyway."""
-        if self._continuable(kept.key[2]) is None:
+        if self._continuable() is None:
             return None
         return kept.key, kept.loop.terms()
 
     def _continue_from(self, continuation):
         """Build the loop of ``_continuation`` again, on copies of the parameters."""
-        key, terms = continuation
+        _, terms = continuation
         theta = np.array(self.theta_)
         intercept = np.array(self.__dict__["intercept_"])
-        self._keep(self._trial_loop(theta, intercept, key[2], terms=terms), theta,
-                   intercept, key[2])
+        eta, intercept_eta = self._rates(False, theta.shape[1]).current()
+        self._keep(self._trial_loop(theta, intercept, eta, terms=terms,
+                                    intercept_eta=intercept_eta), theta, intercept)
 
     def _run(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False,
              start=None, validation=None):
         """Run the trial loop and set the fitted attributes.
 
-        ``epochs=True`` runs ``fit``'s epochs (shuffling, stopping on ``tol``);
-        otherwise one in-order pass, the on-line algorithm of the papers.
-        ``check_rows``: see :func:`trial_runner`. ``start``: parameters
-        ``(theta, intercept)`` to start from instead of the usual ones.
-        ``validation``: ``score(weights, intercept)`` of the model after each epoch,
-        which ``tol`` then watches instead of the on-line loss (early stopping).
+        ``epochs=True`` runs ``fit``'s epochs (shuffling, stopping on ``tol``) on a
+        loop of their own; otherwise one in-order pass of the kept loop, the
+        on-line algorithm of the papers. ``check_rows``: see :class:`TrialRunner`.
+        ``start``: parameters ``(theta, intercept)`` to start from instead of the
+        usual ones. ``validation``: ``score(weights, intercept)`` of the model after
+        each epoch, which ``tol`` then watches instead of the on-line loss (early
+        stopping).
         """
-        eta = self._learning_rate(X, first_call)
+        rates = self._rates(first_call, X.shape[1])
+        rates.prepare(X, Y, sample_weight)
         loop, theta, intercept, kept = self._loop_to_continue(
-            eta, Y.shape[1], X.shape[1], first_call, start)
+            rates, Y.shape[1], X.shape[1], first_call, epochs, start)
 
         def watch(loop):
             # (The model that the call returns: with averaging, the averages.)
@@ -383,17 +395,18 @@ class Engine:
                 return validation(weights, intercepts)
             return validation(loop.weights(), intercept)
 
-        t, cumulative_loss = (0, 0.0) if first_call else (self.t_,
-                                                          self.cumulative_loss_)
+        progress = ((0, 0.0, 0.0) if first_call else
+                    (self.t_, self.cumulative_loss_,
+                     self.__dict__.get("_initial_loss", 0.0)))
         if kept:
             # The kept loop writes theta_ in place: a failed call puts it back.
             loop.save(batch_columns(X))
             self._kept_loop.writing()
         try:
-            n_iter, t, cumulative_loss = self._epochs(
-                loop, trial_runner(X, Y, sample_weight, type(self).__name__,
-                                   check_rows, hold=epochs), eta,
-                X.shape[0], t, cumulative_loss, epochs,
+            n_iter, t, cumulative_loss, initial_loss = self._epochs(
+                loop, TrialRunner(X, Y, sample_weight, type(self).__name__,
+                                  check_rows),
+                rates, (X, Y, sample_weight), progress, epochs,
                 None if validation is None else watch)
             loop.release()  # (a CSR fit's epochs may hold theta transposed)
         except BaseException:
@@ -406,34 +419,46 @@ class Engine:
         if kept:
             self._kept_loop.writing()
         else:
-            self._keep(loop, theta, intercept, eta)
+            self._keep(loop, theta, intercept)
+        self._rate_state, self._initial_loss = rates.state(), initial_loss
+        eta, intercept_eta = rates.current()
         self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
-                        eta=eta, U=self.U, n_iter=n_iter, t=t,
-                        cumulative_loss=cumulative_loss)
+                        eta=eta, intercept_eta=intercept_eta,
+                        n_eta_changes=rates.n_changes, U=self.U, n_iter=n_iter,
+                        t=t, cumulative_loss=cumulative_loss)
         return self
 
-    def _loop_key(self, eta):
+    def _loop_key(self):
         """What a trial loop is built from, besides the parameters."""
-        return (self.psi, self.phi, eta, self.U, self.p, self.fit_intercept,
-                self.update, self.loss, self.Y, self.alpha, bool(self.average))
+        return (self.psi, self.phi, self.eta, self.intercept_eta, self.U, self.p,
+                self.fit_intercept, self.update, self.loss, self.Y, self.alpha,
+                bool(self.average))
 
-    def _loop_to_continue(self, eta, k, n, first_call, start=None):
+    def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
-        built for these settings and the model's parameters are still its own, else
-        a new one on fresh parameters (``start``, or a copy of the fitted ones)."""
+        built for these settings, the model's parameters are still its own and the
+        call is partial_fit's; else a new one on fresh parameters (``start``, or a
+        copy of the fitted ones, continuing the kept loop's terms where there is
+        one). A fit runs on a loop of its own, so that a failure, or an
+        interruption after its first epoch, leaves the kept loop as it was."""
+        terms = None
         if start is not None:
             theta, intercept = start
         elif not first_call:
-            kept = self._continuable(eta)
-            if kept is not None:
+            kept = self._continuable()
+            if kept is not None and not epochs:
                 return kept.loop, kept.theta.base, kept.intercept.base, True
             theta = self.theta_.copy()
             intercept = self.__dict__["intercept_"].copy()
+            terms = kept.loop.terms() if kept is not None else None
         else:
             theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
+        # (Used where the loop is built without terms, which carry them.)
         averages = None if first_call else self._carried_averages()
-        return (self._trial_loop(theta, intercept, eta, averages=averages), theta,
-                intercept, False)
+        eta, intercept_eta = rates.current()
+        loop = self._trial_loop(theta, intercept, eta, terms=terms,
+                                intercept_eta=intercept_eta, averages=averages)
+        return loop, theta, intercept, False
 
     def _carried_averages(self):
         """The sums of the averaged trials so far, for a loop built again (on
@@ -443,122 +468,205 @@ class Engine:
             return kept.loop.averages()
         return self.__dict__.get("_averages")
 
-    def _continuable(self, eta):
-        """The kept loop if a call at rate ``eta`` can continue it (built for these
-        settings, on parameters that are still the model's), else None."""
+    def _continuable(self):
+        """The kept loop if a call can continue it (built for these settings, on
+        parameters that are still the model's), else None."""
         kept = self.__dict__.get("_kept_loop")
         if kept is not None and kept.holds(self.theta_, self.__dict__["intercept_"],
-                                           self._loop_key(eta)):
+                                           self._loop_key()):
             return kept
         return None
 
-    def _keep(self, loop, theta, intercept, eta):
+    def _keep(self, loop, theta, intercept):
         """Keep ``loop`` for the next call, its parameters given out as read-only
         ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
         theta, intercept = read_only(theta, intercept)
         self.__dict__.update(theta_=theta, intercept_=intercept)
         self.__dict__.pop("_averages", None)  # (the loop holds them)
-        self._kept_loop = KeptLoop(self._loop_key(eta), loop, theta, intercept,
+        self._kept_loop = KeptLoop(self._loop_key(), loop, theta, intercept,
                                    averaging=bool(self.average))
 
-    def _epochs(self, loop, run, eta, m, t, cumulative_loss, epochs, watch=None):
-        """Run the passes of one call; ``(n_iter, t, cumulative_loss)``.
+    def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None):
+        """Run the passes of one call; ``(n_iter, t, cumulative_loss,
+        initial_loss)`` after them, from ``progress`` = (t, cumulative_loss,
+        initial_loss) before. ``tol`` watches the on-line loss of each epoch, or
+        with ``watch`` (early stopping) the score ``watch(loop)`` after it, as SGD
+        does.
 
-        ``tol`` watches the on-line loss of each epoch, or with ``watch`` (early
-        stopping) the score ``watch(loop)`` after it, as SGD does.
+        ``initial_loss`` sums the loss of the model at Theta_1 over the trials
+        seen, the reference of the runaway check (``may_run_away``). Ctrl-C
+        during fit keeps the model of the last completed epoch (restored from the
+        save at the start of the epoch interrupted, when that epoch ran in several
+        chunks) and warns; during the first epoch, or during partial_fit, it
+        raises KeyboardInterrupt (the caller leaves the model as it was).
         """
+        X, Y, sample_weight = batch
+        t, cumulative_loss, initial_loss = progress
+        m = X.shape[0]
         n_epochs = self.max_iter if epochs else 1
         stop_on_tol = epochs and self.tol is not None
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
-        rng = check_random_state(self.random_state)
-        best_loss, no_improvement, epoch, first_loss = np.inf, 0, 0, 0.0
+        rng = check_random_state(self.random_state) if shuffled else None
+        chunks = Chunks(X, Y.shape[1], self._lazy_csr())
+        checked, batch_initial = may_run_away(self.psi, self.phi), None
+        best_loss, no_improvement, epoch, done, first_loss = np.inf, 0, 0, 0, 0.0
         best_score = -np.inf
-        for epoch in range(1, n_epochs + 1):
-            if shuffled:
-                order = None  # free the last epoch's order before drawing the next
-                order = rng.permutation(m).astype(np.intp, copy=False)
-            status, trials, epoch_loss = run(loop, order, self._scheduled(eta, t, m),
-                                             self._averaged_from(t))
-            if status != Status.OK:
-                # (trials = m: the end-of-pass check of the parameters failed.)
-                raise self._divergence(t + min(trials + 1, m), eta)
-            t += m
-            cumulative_loss += epoch_loss
-            if not np.isfinite(cumulative_loss):
-                raise self._divergence(t, eta, cause=(
-                    "the sum of the losses overflowed (each counted s times for a "
-                    "sample weight s: large weights can overflow it too)"))
-            if epoch == 1:
-                first_loss = epoch_loss
-            if watch is None:
-                worse = stop_on_tol and epoch_loss > best_loss - self.tol * m
-                scored = ""
+        with Interrupt(enabled=n_epochs > 1 or chunks.rows < m) as interrupt:
+            for epoch in range(1, n_epochs + 1):
+                if shuffled:
+                    order = None  # free the last epoch's order before drawing one
+                    order = rng.permutation(m).astype(np.intp, copy=False)
+                if done and chunks.rows < m:
+                    loop.save()  # the last completed epoch, for an interruption
+                started = time.perf_counter() if self.verbose else 0.0
+                try:
+                    status, trials, epoch_loss = run_pass(
+                        loop, run, order, rates, t, chunks, hold=epochs,
+                        interrupt=interrupt, average=int(self.average))
+                except Interrupted:
+                    if done:
+                        loop.restore()
+                    break
+                if status != Status.OK:
+                    # (trials = m: the end-of-pass check of the parameters failed.)
+                    raise self._divergence(t + min(trials + 1, m), rates)
+                t += m
+                cumulative_loss += epoch_loss
+                if not np.isfinite(cumulative_loss):
+                    raise self._divergence(t, rates, cause=(
+                        "the sum of the losses overflowed (each counted s times for "
+                        "a sample weight s: large weights can overflow it too)"))
+                if checked:
+                    if batch_initial is None:
+                        batch_initial = initial_model_loss(
+                            X, Y, sample_weight, self.psi, self.phi, self.U, self.p)
+                    initial_loss += batch_initial
+                    cause = runaway(cumulative_loss, initial_loss)
+                    if cause:
+                        raise self._divergence(t, rates, cause=cause)
+                done = epoch
+                if epoch == 1:
+                    first_loss = epoch_loss
+                if watch is None:
+                    worse = stop_on_tol and epoch_loss > best_loss - self.tol * m
+                    scored = ""
+                else:
+                    score = watch(loop)
+                    worse = stop_on_tol and score < best_score + self.tol
+                    best_score = max(best_score, score)
+                    scored = f", validation {score:.6g}"
+                if self.verbose:
+                    self._report(epoch, time.perf_counter() - started, epoch_loss / m,
+                                 rates, t, scored)
+                no_improvement = no_improvement + 1 if worse else 0
+                best_loss = min(best_loss, epoch_loss)
+                if interrupt.requested or (
+                        stop_on_tol and no_improvement >= self.n_iter_no_change):
+                    break
             else:
-                score = watch(loop)
-                worse = stop_on_tol and score < best_score + self.tol
-                best_score, scored = max(best_score, score), f", validation {score:.6g}"
-            if self.verbose:
-                print(f"-- Epoch {epoch}: loss {epoch_loss / m:.6g} per trial, "
-                      f"trials seen {t}{scored}")
-            no_improvement = no_improvement + 1 if worse else 0
-            best_loss = min(best_loss, epoch_loss)
-            if stop_on_tol and no_improvement >= self.n_iter_no_change:
-                break
-        else:
-            if stop_on_tol:
-                warnings.warn(
-                    f"Maximum number of iterations ({n_epochs}) reached before the "
-                    f"{'on-line loss' if watch is None else 'validation score'} "
-                    "stopped improving; consider increasing max_iter.",
-                    ConvergenceWarning,
-                    stacklevel=4,
-                )
+                if stop_on_tol:
+                    warnings.warn(
+                        f"Maximum number of iterations ({n_epochs}) reached before the "
+                        f"{'on-line loss' if watch is None else 'validation score'} "
+                        "stopped improving; consider increasing max_iter.",
+                        ConvergenceWarning, stacklevel=4)
+        if interrupt.requested:
+            self._interrupted(done if epochs else 0, t)
         # Finite weights can still be diverging (each step overshooting, e.g.
         # eta ||x||^2 > 2 for GD): a later epoch that does worse than the first,
         # which started from scratch, is not convergence.
-        if epoch > 1 and epoch_loss > max(first_loss, 2.0 * best_loss):
+        if done > 1 and epoch_loss > max(first_loss, 2.0 * best_loss):
             warnings.warn(
                 f"The on-line loss grew over the epochs: {epoch_loss / m:.3g} per "
-                f"trial in epoch {epoch} against {first_loss / m:.3g} in the first. "
-                f"eta={eta:.6g} is probably too large (the weights may be "
-                "diverging); use a smaller eta, or scale the inputs (e.g. with "
+                f"trial in epoch {done} against {first_loss / m:.3g} in the first. "
+                f"{self._rate_text(rates)} is probably too large (the weights may "
+                "be diverging); use a smaller eta, or scale the inputs (e.g. with "
                 "StandardScaler).",
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        return epoch, t, cumulative_loss
+        return done, t, cumulative_loss, initial_loss
 
-    def _scheduled(self, eta, t, m):
-        """The per-trial rates of the next m trials, the first of which is trial
-        t + 1 since the model was reset: None for a constant rate; for
-        ``learning_rate="invscaling"``, SGD's ``eta / t^power_t`` (the weights'
-        and the intercepts' alike)."""
-        if self.learning_rate == "constant":
-            return None
-        rates = eta * np.arange(t + 1, t + m + 1, dtype=np.float64) ** -float(
-            self.power_t)
-        return np.repeat(rates[:, None], 2, axis=1)
+    def _interrupted(self, done, t):
+        """Ctrl-C: keep the model of epoch ``done`` (> 0), or raise
+        KeyboardInterrupt; either way, say which."""
+        name = type(self).__name__
+        if done:
+            warnings.warn(
+                f"{name}.fit was interrupted (Ctrl-C): the model is that of its last "
+                f"completed epoch, {done} ({t} trials seen).", ConvergenceWarning,
+                stacklevel=5)
+            return
+        call = "fit, during its first epoch" if self.max_iter > 1 else "the call"
+        warnings.warn(f"{name} was interrupted (Ctrl-C) in {call}: the model is as "
+                      "it was before the call.", UserWarning, stacklevel=5)
+        raise KeyboardInterrupt
 
-    def _averaged_from(self, t):
-        """How many of the trials after the t-th are not averaged yet: ``average``
-        (True: 1) is the first averaged trial, as SGD's."""
-        return max(0, int(self.average) - 1 - t) if self.average else 0
+    def _report(self, epoch, seconds, loss, rates, t, scored):
+        """verbose: one line per epoch."""
+        print(f"-- Epoch {epoch}: {seconds:.3g} s, loss {loss:.6g} per trial, "
+              f"{self._rate_text(rates)}, trials seen {t}{scored}")
+
+    def _rate_text(self, rates):
+        eta, intercept_eta = rates.current()
+        text = f"eta={eta:.6g}" if self.eta != "theory" else f"eta='theory': {eta:.6g}"
+        if self.fit_intercept and intercept_eta != eta:
+            text += f", intercept_eta={intercept_eta:.6g}"
+        if isinstance(rates, InvScaling):
+            text += f", each divided by t^{rates.power_t:g}"
+        return text
+
+    def _lazy_csr(self):
+        """Whether a CSR run of this psi writes theta back at its end (see
+        :class:`~sklearn_ga._passes.Chunks`)."""
+        return not PSI[self._loop_psi()].blocks
 
     def _initial_parameters(self, shape):
         """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
         return np.full(shape, PSI[self.psi].start)
 
-    def _trial_loop(self, theta, intercept, eta, U=None, terms=None, averages=None):
-        """The compiled loop over parameters (theta, intercept), updated in place;
-        an averaging one continues from ``averages`` (``TrialLoop.averages``)."""
+    def _trial_loop(self, theta, intercept, eta, U=None, terms=None,
+                    intercept_eta=None, averages=None):
+        """The compiled loop over parameters (theta, intercept), updated in place,
+        at the constant rates ``eta`` and ``intercept_eta`` (by default that of
+        ``_intercept_rate(eta)``) where a run is given no rates of its own; an
+        averaging one continues from ``averages`` (``TrialLoop.averages``)."""
         update, loss, clip_low, clip_high = self._options()
         psi = self._loop_psi()
+        if intercept_eta is None:
+            intercept_eta = self._intercept_rate(eta)
         return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
                          eta, float(self.U if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
                          terms if psi == self.psi else None, alpha=float(self.alpha),
-                         average=bool(self.average), averages=averages)
+                         intercept_eta=intercept_eta, average=bool(self.average),
+                         averages=averages)
+
+    def _intercept_rate(self, eta):
+        """The intercept's constant rate beside a numeric ``eta``: ``eta`` itself
+        (the algorithm of the papers, and SGD's), or ``intercept_eta`` if it is a
+        number."""
+        return eta if self.intercept_eta in ("auto", "eta") else float(
+            self.intercept_eta)
+
+    def _rates(self, first_call, n_features):
+        """The rate object of a call (:mod:`sklearn_ga._rates`): constant for a
+        numeric ``eta``; for "theory", KW01 Theorem 3's rate following the rows,
+        continued from the last call's state; either scaled by the schedule of
+        ``learning_rate="invscaling"``."""
+        if self.eta == "theory":
+            rates = TheoryRates(self.psi, self.phi, self.U, self.p, self.loss,
+                                self.fit_intercept, self.intercept_eta, n_features,
+                                state=None if first_call else
+                                self.__dict__.get("_rate_state"),
+                                estimator_name=type(self).__name__,
+                                update=self.update)
+        else:
+            rates = Rates(self.eta, self._intercept_rate(float(self.eta)))
+        if self.learning_rate == "invscaling":
+            return InvScaling(rates, self.power_t)
+        return rates
 
     def _loop_psi(self):
         """The psi whose loop runs: psi, or the one it equals at this p
@@ -625,21 +733,32 @@ class Engine:
         return (UpdateCode["UPDATE_" + self.update.upper()],
                 LossCode["LOSS_" + self.loss.upper()], clip_low, clip_high)
 
-    def _divergence(self, trial, eta,
+    def _divergence(self, trial, rates,
                     cause="the parameters or the predictions stopped being finite"):
+        """The error of a run that diverged at ``trial``, at the rates of a rate
+        object (or a numeric eta)."""
+        advice = ("scale the inputs (e.g. with StandardScaler), or use a numeric "
+                  "eta smaller than this one" if self.eta == "theory" else
+                  "use a smaller eta (a trial's step is eta times its sample "
+                  "weight), or scale the inputs (e.g. with StandardScaler)")
+        rate = (self._rate_text(rates) if isinstance(rates, Rates)
+                else f"eta={rates:.6g}")
         return ValueError(
-            f"{type(self).__name__} diverged at trial {trial} (eta={eta:.6g}, "
-            f"psi={self.psi!r}, phi={self.phi!r}): {cause}. Use a smaller eta (a "
-            "trial's step is eta times its sample weight), or scale the inputs (e.g. "
-            "with StandardScaler); the model was left as it was before this call."
+            f"{type(self).__name__} diverged at trial {trial} "
+            f"({rate}, psi={self.psi!r}, phi={self.phi!r}): "
+            f"{cause}. To fix it, {advice}; the model was left as it was before "
+            "this call."
         )
 
     def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
-                   cumulative_loss):
+                   cumulative_loss, intercept_eta=None, n_eta_changes=0):
         """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
         computes it faster than the registry's NumPy functions), or None for
         ``coef_`` from the kept loop (``_keep``)."""
         self.eta_ = eta
+        self.intercept_eta_ = (intercept_eta if intercept_eta is not None
+                               else eta if self.fit_intercept else 0.0)
+        self.n_eta_changes_ = n_eta_changes
         # The model predicts as it was fitted: set_params takes effect at the next
         # fit (a binary phi='logistic' row read as softmax would be one class).
         self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
@@ -653,33 +772,6 @@ class Engine:
         self.t_ = t
         self.cumulative_loss_ = float(cumulative_loss)
         return self
-
-    def _learning_rate(self, X, first_call):
-        """The learning rate: ``eta``, or KW01 Theorem 3's 1/(2bc) for "theory".
-
-        One implementation, in :mod:`sklearn_ga.theory`: b is eq. (28) on the rows
-        of this first batch (plus 1 for the intercept, a constant input updated by
-        gradient descent), c is eq. (29). The guarantee (30) holds only while later
-        inputs obey the same bound. An all-zero first batch without intercept
-        bounds nothing (b = 0): any rate is safe there, and 1 is used.
-        """
-        if self.eta != "theory":
-            self._theory_parameters = None
-            return float(self.eta)
-        # The rate stays that of the first batch while what it depends on stays.
-        depends_on = (self.psi, self.phi, self.U, self.p, self.fit_intercept)
-        if not first_call and self._theory_parameters == depends_on:
-            return self.eta_
-        self._theory_parameters = depends_on
-        # X is not scanned for NaN/inf before the kernel; b would be NaN or inf.
-        assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
-        try:
-            c = transfer_bound(self.phi)
-            b = input_bound(X, self.psi, U=self.U, p=self.p,
-                            fit_intercept=self.fit_intercept)
-            return theorem3_learning_rate(b, c) if b > 0 else 1.0
-        except ValueError as error:
-            raise ValueError(f"eta='theory' is not available: {error}") from None
 
 
 def read_only(*arrays):
@@ -698,50 +790,6 @@ def batch_columns(X):
     """The column indices of a CSR batch's entries, for ``TrialLoop.save``; None
     for dense X."""
     return X.indices[:X.indptr[-1]] if sp.issparse(X) else None
-
-
-def trial_runner(X, Y, sample_weight, estimator_name=None, check_rows=False,
-                 hold=False):
-    """``run(loop, order)``: one compiled pass of ``loop`` over the rows ``order``.
-
-    X is validated float64, C-contiguous or canonical CSR (``canonical_csr``), and
-    Y the encoded (m, k) targets. With ``check_rows``, a CSR X is not checked yet:
-    the first pass, over all its rows, checks each before reading it
-    (``run_csr``'s check_rows). If that pass fails, X is checked whole: a
-    malformed X raises ValueError, an unsorted one ``UnsortedRows``.
-    X is not scanned for NaN/inf beforehand (a pass over X): non-finite inputs make
-    the activations non-finite at once, so a pass that fails is checked here and
-    reported as bad input rather than as divergence. With ``hold``, a CSR pass that
-    succeeds may leave theta held for the next (``run_csr``'s hold): the caller
-    calls ``loop.release()`` before reading theta.
-    """
-    weights = (np.empty(0) if sample_weight is None
-               else np.ascontiguousarray(sample_weight, dtype=np.float64))
-    unchecked = check_rows and sp.issparse(X)
-    if not sp.issparse(X):
-        def one_pass(loop, order, rates, average_from):
-            return loop.run_dense(X, Y, weights, order, rates, average_from)
-    else:
-        indices, indptr = index_arrays(X)
-
-        def one_pass(loop, order, rates, average_from):
-            return loop.run_csr(X.data, indices, indptr, X.shape[1], Y, weights, order,
-                                unchecked, hold, rates, average_from)
-
-    def run(loop, order, rates=None, average_from=0):
-        nonlocal unchecked
-        status, trials, loss = one_pass(loop, order, rates, average_from)
-        if status != Status.OK and unchecked:
-            checked_structure(X)  # (a malformed X, before any other error)
-            if status == Status.UNREADABLE:
-                raise UnsortedRows
-        unchecked = False
-        if status != Status.OK:
-            with np.errstate(over="ignore", invalid="ignore"):  # (+inf - inf: NaN)
-                assert_all_finite(X, input_name="X", estimator_name=estimator_name)
-        return status, trials, loss
-
-    return run
 
 
 def fit_context(method):

@@ -312,31 +312,50 @@ def _inverse_simplex(omega, U, p):
     return np.sqrt(omega)
 
 
+# Row-wise bounds read X in about this many blocks of rows (of at least
+# MIN_BLOCK_VALUES entries), so that their temporaries are about 1 / BLOCKS of X.
+BLOCKS = 100
+MIN_BLOCK_VALUES = 4096
+
+
+def row_blocks(X):
+    """Slices of consecutive rows of X (dense or CSR) that cover it in about
+    BLOCKS blocks: a row-wise computation over them needs no copy of X."""
+    per_row = max(1.0, X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1])
+    rows = max(-(-X.shape[0] // BLOCKS), int(MIN_BLOCK_VALUES // per_row), 1)
+    return [slice(start, start + rows) for start in range(0, X.shape[0], rows)]
+
+
 def _row_norms(X, order):
-    """max over rows of ||x||_order (dense or CSR)."""
+    """||x||_order of each row (dense or CSR)."""
     if sp.issparse(X):
         X = abs(sp.csr_matrix(X))
         if order == np.inf or not X.nnz:
-            return float(X.max()) if X.nnz else 0.0
+            return X.max(axis=1).toarray()[:, 0]
         # Each row in units of its largest entry, as in _pnorm_norms.
         shift = X.max(axis=1).toarray()[:, 0]
         shift[shift == 0] = 1.0
         units = sp.csr_matrix((X.data / np.repeat(shift, np.diff(X.indptr)),
                                X.indices, X.indptr), shape=X.shape)
         powers = np.asarray(units.power(order).sum(axis=1))[:, 0]
-        return float(np.max(shift * powers ** (1 / order)))
+        return shift * powers ** (1 / order)
     if order == np.inf:
-        return float(np.max(np.abs(X)))
-    return float(np.max(_pnorm_norms(X, order)))
+        return np.maximum(X.max(axis=1), -X.min(axis=1))  # (no copy of |X|)
+    return _pnorm_norms(X, order)
 
 
-def _b_identity(X, U, p):
-    # max ||x||_2^2, summed directly so that integer inputs give exact values.
-    squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.sum(X * X, axis=1)
-    return float(np.max(squares))
+# The quantity x^T Dpsi(theta) x of KW01 eq. (28), at its sup over theta, for each
+# row x: b_{X,psi} is their max (``_largest``).
 
 
-def _b_softmax(X, U, p):
+def _rows_identity(X, U, p):
+    # ||x||_2^2, summed directly so that integer inputs give exact values.
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _rows_softmax(X, U, p):
     # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4; implicit zeros count in CSR.
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -347,16 +366,23 @@ def _b_softmax(X, U, p):
                        np.minimum(X.min(axis=1).toarray()[:, 0], 0))
     else:
         high, low = X.max(axis=1), X.min(axis=1)
-    return float(np.max(high - low) ** 2 / 4)
+    return (high - low) ** 2 / 4
 
 
-def _b_eg_pm(X, U, p):
-    # NumPy floats: an overflow gives inf (reported by input_bound), not OverflowError.
-    return np.float64(U) ** 2 * np.float64(_row_norms(X, np.inf)) ** 2
+def _rows_eg_pm(X, U, p):
+    # NumPy floats: an overflow gives inf (reported by the caller), not an error.
+    return np.float64(U) ** 2 * _row_norms(X, np.inf) ** 2
 
 
-def _b_pnorm(X, U, p):
-    return (p - 1) * np.float64(_row_norms(X, p)) ** 2
+def _rows_pnorm(X, U, p):
+    return (p - 1) * _row_norms(X, p) ** 2
+
+
+def _largest(rows):
+    """b_{X,psi} = ``input_bound(X, U, p)``: the largest of ``rows(X, U, p)``."""
+    def input_bound(X, U, p):
+        return float(np.max(rows(X, U, p)))
+    return input_bound
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -390,6 +416,18 @@ class Parameterization:
     no_input_bound : str or None
         Why no b_{X,psi} follows from X, for error messages; ``None`` when
         ``input_bound`` is given.
+    row_bounds : callable
+        ``row_bounds(X, U, p)``: for each row x of X, the bound that the default
+        learning rate takes (:mod:`sklearn_ga._rates`): x^T Dpsi(theta) x at its
+        sup over theta, whose max is ``input_bound``; where there is none, that of
+        gradient descent (``exp``, at theta = 0, and ``sphere``, whose geodesic
+        step changes the activation as GD's does to first order) or of EG
+        (``simplex``, likewise). ``None`` where no rule is known yet (``burg``,
+        whose steps cross the pole of its weights for a large enough residual).
+    growing_weights : bool
+        Whether the weights are unbounded and x^T Dpsi x grows with them (EGU,
+        Burg): the default rate takes its bound at weights of the size of the
+        targets, and a run can diverge while its residuals stay bounded.
     description : str
         One line for docs and error messages.
     inverse : callable
@@ -426,6 +464,8 @@ class Parameterization:
     constrained: bool
     input_bound: Callable | None = None
     no_input_bound: str | None = None
+    row_bounds: Callable | None = None
+    growing_weights: bool = False
     description: str
     inverse: Callable
     geodesic: bool = False
@@ -451,19 +491,22 @@ PSI = {
         Parameterization(
             name="identity", code=PsiCode.PSI_IDENTITY, weights=_identity,
             potential=_potential_identity, divergence=_divergence_identity,
-            constrained=False, input_bound=_b_identity,
+            constrained=False, input_bound=_largest(_rows_identity),
+            row_bounds=_rows_identity,
             description="gradient descent (Widrow-Hoff)",
             inverse=_inverse_identity, blocks=True),
         Parameterization(
             name="softmax", code=PsiCode.PSI_SOFTMAX, weights=_softmax,
             potential=_potential_softmax, divergence=_divergence_softmax,
-            constrained=True, input_bound=_b_softmax,
+            constrained=True, input_bound=_largest(_rows_softmax),
+            row_bounds=_rows_softmax,
             description="EG: weights on the probability simplex",
             inverse=_inverse_softmax),
         Parameterization(
             name="eg_pm", code=PsiCode.PSI_EG_PM, weights=_eg_pm,
             potential=_potential_eg_pm, divergence=_divergence_eg_pm,
-            hyperparameters=("U",), constrained=True, input_bound=_b_eg_pm,
+            hyperparameters=("U",), constrained=True,
+            input_bound=_largest(_rows_eg_pm), row_bounds=_rows_eg_pm,
             description="EG±: signed weights with l1 norm below U", grid_U=True,
             inverse=_inverse_eg_pm),
         Parameterization(
@@ -472,12 +515,14 @@ PSI = {
             # The Hessian of the EGU potential grows with the weights.
             no_input_bound=("x^T Dpsi(theta) x = sum_j exp(theta_j) x_j^2 grows "
                             "without bound with the weights"),
+            row_bounds=_rows_identity, growing_weights=True,
             description="EGU: unnormalized positive weights",
             inverse=_inverse_exp),
         Parameterization(
             name="pnorm", code=PsiCode.PSI_PNORM, weights=_pnorm,
             potential=_potential_pnorm, divergence=_divergence_pnorm,
-            hyperparameters=("p",), constrained=False, input_bound=_b_pnorm,
+            hyperparameters=("p",), constrained=False,
+            input_bound=_largest(_rows_pnorm), row_bounds=_rows_pnorm,
             description="p-norm algorithm (p >= 2)", same_as=_pnorm_same_as,
             no_natural=("psi='pnorm' lacks at theta = 0, where it starts, for p > 2. "
                         "Use p=2 (gradient descent) or update='explicit'."),
@@ -485,13 +530,14 @@ PSI = {
         Parameterization(
             name="sphere", code=PsiCode.PSI_SPHERE, weights=_sphere,
             hyperparameters=("U",), constrained=True,
-            no_input_bound=_GEODESIC_NO_BOUND,
+            no_input_bound=_GEODESIC_NO_BOUND, row_bounds=_rows_identity,
             description="weights on the sphere of radius U, geodesic steps (KMWW "
                         "Example 2)", geodesic=True, start=1.0,
             inverse=_inverse_sphere),
         Parameterization(
             name="simplex", code=PsiCode.PSI_SIMPLEX, weights=_simplex,
             constrained=True, no_input_bound=_GEODESIC_NO_BOUND,
+            row_bounds=_rows_softmax,
             description="weights on the probability simplex, geodesic steps of the "
                         "Fisher metric (KMWW Example 3)", geodesic=True, start=1.0,
             inverse=_inverse_simplex),

@@ -35,8 +35,8 @@ class GARegressor(RegressorMixin, BaseGA):
         unnormalized positive weights), ``"pnorm"`` (p-norm algorithm).
         ``"sphere"`` and ``"simplex"`` keep the weights on the sphere of radius
         ``U`` and on the probability simplex (Fisher metric) and move them along
-        geodesics (KMWW Examples 2, 3), starting from uniform weights; they need a
-        numeric ``eta`` and ``update="explicit"``.
+        geodesics (KMWW Examples 2, 3), starting from uniform weights; they need
+        ``update="explicit"``.
     phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
             default="identity"
         Transfer function. The loss is its matching loss (square loss for
@@ -45,16 +45,28 @@ class GARegressor(RegressorMixin, BaseGA):
         (-pi/2, pi/2) for arctan, [0, inf) for exp, rows of the simplex (2-D y) for
         softmax.
     eta : float or "theory", default="theory"
-        Learning rate, > 0. ``"theory"`` sets it from KW01 Theorem 3,
-        ``eta = 1 / (2 b c)``, with b of eq. (28) computed on the first batch (plus
-        1 for the intercept; again on the first batch after ``U``, ``p``, ``phi``
-        or ``fit_intercept`` change) and c of eq. (29) (:mod:`sklearn_ga.theory`):
-        the rate of the worst-case bound (30), which assumes later inputs obey the
-        first batch's bound; tuned rates are often several times larger. It needs finite
-        b and c, so ``psi="exp"``, ``phi="exp"`` and the geodesic ``psi``
-        (``"sphere"``, ``"simplex"``) need a number.
-        For ``psi="eg_pm"`` the rate is that of HKW's EG±, whose parameter step is
-        ``eta * U * (y_hat - y) x``.
+        Learning rate of the weights, > 0, or ``"theory"``: KW01 Theorem 3's
+        ``eta = 1 / (2 b c)`` for the rows seen so far, lowered before any row
+        whose bound b of eq. (28) exceeds those seen (never raised), so that it
+        follows a stream whose scale grows. c is c_phi of eq. (29); where the
+        theory gives no finite b or c, a rule stands in: for ``psi="exp"`` b at
+        the start (``||x||_2^2``) times the largest absolute target (at least 1;
+        its square with ``update="natural"``, whose step moves theta by w x),
+        for ``"sphere"`` and ``"simplex"`` the b of gradient descent and of EG, whose
+        steps theirs equal to first order, and for ``phi="exp"`` c = the largest
+        target seen (at least 1). A sample weight s multiplies the row's bound.
+        The rate in use is ``eta_``. For ``psi="eg_pm"``, HKW's EG± rate, whose
+        parameter step is ``eta * U * (y_hat - y) x``.
+    intercept_eta : float, "auto" or "eta", default="auto"
+        Learning rate of the intercept, > 0. ``"eta"``: the rate of the weights
+        (the algorithm of the papers, and ``SGDRegressor``'s). ``"auto"``: with
+        ``eta="theory"``, the intercept learns as one more feature on the scale of
+        the n others: it takes their average share b / n of Theorem 3's budget
+        (at least its own, 1), i.e. ``1 / (2c (n + 1))`` once b >= n, and the
+        weights ``1 / (2c (b + b / n))``; the bound still holds (the potential is
+        block diagonal). So the intercept reaches the mean of an uncentred target
+        even where b is large (EG±: b = U^2 max ||x||_inf^2). With a numeric
+        ``eta``, the same as ``"eta"``. A number: that constant rate.
     U : float, default=1.0
         Scale of EG± (``psi="eg_pm"``): the weights satisfy ``||w||_1 <= U``;
         radius of ``psi="sphere"``: ``||w||_2 = U``. Ignored by the other
@@ -106,9 +118,10 @@ class GARegressor(RegressorMixin, BaseGA):
         was reset (continuing across :meth:`partial_fit` calls and fit's epochs),
         for the weights, the intercepts and the penalty alike; with
         ``psi="identity"`` it is ``SGDRegressor(learning_rate="invscaling",
-        eta0=eta)``. ``eta="theory"`` is the rate that it scales. (SGD's ``fit``
-        restarts the schedule also under ``warm_start``, which continues it here,
-        as it continues ``t_``.)
+        eta0=eta)``. With ``eta="theory"`` it scales the rate that follows the
+        data (``eta_`` and ``intercept_eta_`` stay the unscaled rates). (SGD's
+        ``fit`` restarts the schedule also under ``warm_start``, which continues it
+        here, as it continues ``t_``.)
     power_t : float, default=0.25
         The exponent of ``"invscaling"``, >= 0 (``SGDRegressor``'s default).
     fit_intercept : bool, default=True
@@ -120,6 +133,9 @@ class GARegressor(RegressorMixin, BaseGA):
         by at least ``tol * n_samples`` for ``n_iter_no_change`` consecutive epochs
         (with ``early_stopping``, when the validation score does not improve on
         the best by at least ``tol``). ``None`` runs all ``max_iter`` epochs.
+        Ctrl-C stops :meth:`fit` too: it keeps the model of the last completed
+        epoch and warns (during the first epoch, the model stays as it was and
+        KeyboardInterrupt is raised).
     n_iter_no_change : int, default=5
         Number of epochs without improvement before :meth:`fit` stops.
     early_stopping : bool, default=False
@@ -158,7 +174,8 @@ class GARegressor(RegressorMixin, BaseGA):
         one.
         ``set_params(average=...)`` applies from the next call.
     verbose : int, default=0
-        Print the loss of each epoch.
+        Print, for each epoch of :meth:`fit`, its time, its on-line loss per
+        trial, the rates and the trials seen.
 
     Attributes
     ----------
@@ -169,7 +186,13 @@ class GARegressor(RegressorMixin, BaseGA):
         The intercepts b (read-only, like ``theta_``; with ``average``, their
         mean).
     eta_ : float
-        The learning rate in use (``eta``, or the rate that ``"theory"`` chose).
+        The learning rate of the weights in use at the end of the last call
+        (``eta``, or the rate that ``"theory"`` has come to for the rows seen).
+    intercept_eta_ : float
+        The learning rate of the intercept in use (0.0 without intercept).
+    n_eta_changes_ : int
+        How many times ``eta="theory"`` lowered the rates since the model was
+        reset (0 for a numeric ``eta``).
     theta_ : ndarray of shape (n_outputs, n_features)
         The parameters Theta of the algorithm: a read-only view of the arrays of the
         compiled loop, which later ``partial_fit`` calls update in place (assign a new
@@ -238,7 +261,8 @@ class GARegressor(RegressorMixin, BaseGA):
 
     _target_validation = {"multi_output": True, "y_numeric": True}
 
-    def __init__(self, psi="identity", phi="identity", *, eta="theory", U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="identity", *, eta="theory",
+                 intercept_eta="auto", U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None, alpha=0.0,
                  learning_rate="constant", power_t=0.25, fit_intercept=True,
                  max_iter=1000, tol=1e-3, n_iter_no_change=5,
@@ -248,6 +272,7 @@ class GARegressor(RegressorMixin, BaseGA):
         self.psi = psi
         self.phi = phi
         self.eta = eta
+        self.intercept_eta = intercept_eta
         self.U = U
         self.p = p
         self.update = update

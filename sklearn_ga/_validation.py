@@ -37,7 +37,7 @@ def light_validation(estimator, X, y):
     """``validate_data``'s checks of a batch for a fitted model, done cheaply
     for a float ndarray or CSR X (:func:`light_inputs`) and an ndarray y of
     numbers (or of str labels, for a classifier), else None. X's finiteness is
-    checked by the trial loop (see ``trial_runner``).
+    checked by the trial loop (see ``_passes.TrialRunner``).
     """
     target_validation = estimator._target_validation
     multi_output = target_validation.get("multi_output", False)
@@ -126,6 +126,6 @@ def loop_csr(X):
 
 
 class UnsortedRows(Exception):
-    """A pass checking the rows of a CSR X (``trial_runner``) met one whose indices
+    """A pass checking the rows of a CSR X (``TrialRunner``) met one whose indices
     do not strictly increase, in an X that is readable: fit sorts it and starts
     again."""

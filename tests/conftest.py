@@ -5,15 +5,26 @@
 * Hypothesis profiles: ``ci`` (the default) keeps the fuzz tests to a few minutes and
   is derandomized, so a run fails or passes the same way every time; ``thorough``
   draws ten times as many examples, afresh on each run, to search for new failures.
+* ``without_runaway_check``: a fixture for tests of arithmetic at diverging rates.
 """
 
 import os
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=200, derandomize=True,
                           print_blob=True)
 settings.register_profile("thorough", max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def without_runaway_check(monkeypatch):
+    """Tests of the loop's arithmetic at rates that diverge on purpose (long steps,
+    terms under- and overflowing): the check that stops a run whose loss runs away
+    while staying finite (``sklearn_ga._passes.RUNAWAY_RATIO``) is off."""
+    monkeypatch.setattr("sklearn_ga._passes.RUNAWAY_RATIO", np.inf)

@@ -98,3 +98,13 @@ def test_saving_atomically_survives_a_killed_process(tmp_path):
     leftovers = [path.name for path in tmp_path.iterdir()
                  if path.name.startswith(".saving-")]
     assert len(leftovers) == 1
+
+
+def test_practical_guide_figures():
+    ns = run_page("user_guide/practical.rst")
+    # The page's comments: U about 144, R^2 about 0.45, 0.48 and -3.4.
+    assert 130 < ns["U"] < 160
+    r2, GARegressor, U = ns["r2"], ns["GARegressor"], ns["U"]
+    assert 0.4 < r2(GARegressor(random_state=0)) < 0.5
+    assert 0.43 < r2(GARegressor(psi="eg_pm", U=U, random_state=0)) < 0.53
+    assert r2(GARegressor(psi="eg_pm", U=U, intercept_eta="eta", random_state=0)) < -3

@@ -41,8 +41,10 @@ def test_fit_does_not_copy_c_contiguous_float64(psi):
 @pytest.mark.parametrize("psi", ["identity", "softmax", "eg_pm", "pnorm"])
 def test_the_theory_rate_does_not_copy_x(psi, sparse):
     # eta="theory" (the default) reads b of KW01 eq. (28) off the rows of X: a
-    # reduction over rows, which needs no array of X's size.
-    X, y = _data()
+    # reduction over rows, which needs no array of X's size. It keeps one bound a
+    # row, and the rates of a chunk of trials, two a row: at 100 features, each
+    # vector of one number a row is 1% of X.
+    X, y = _data(n=100)
     if sparse:
         X[np.abs(X) < 0.5] = 0.0
         X = sp.csr_matrix(X)
@@ -74,7 +76,7 @@ def test_fit_does_not_copy_canonical_csr(index_type):
 def test_a_copy_would_be_seen():
     # The measurement itself: an F-ordered X must be copied to C order.
     X, y = _data()
-    model = GARegressor(eta=0.05, max_iter=1, tol=None)
+    model = GARegressor(eta=0.01, max_iter=1, tol=None)  # (eta ||x||^2 < 2)
     assert _peak_bytes(lambda: model.fit(np.asfortranarray(X), y)) >= X.nbytes
 
 

@@ -214,6 +214,7 @@ def test_a_failed_sparse_call_puts_back_every_output(psi):
     ("eg_pm", {"update": "implicit"}), ("eg_pm", {"Y": 3.0}),
 ])
 @pytest.mark.parametrize("eta", [2.0, 6.0])
+@pytest.mark.usefixtures("without_runaway_check")
 def test_a_failed_sparse_call_puts_back_rows_it_recomputed(psi, params, eta):
     # A CSR batch touching few columns is saved column by column; with long steps
     # the shifts move, so rows are recomputed (O(n) writes) in the failing batch

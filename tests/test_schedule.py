@@ -19,6 +19,7 @@ from test_reference import (
 )
 
 from sklearn_ga import PSI, GAClassifier, GARegressor
+from sklearn_ga.theory import input_bound, transfer_bound
 
 SGD = {"learning_rate": "invscaling", "shuffle": False}
 
@@ -85,16 +86,27 @@ def test_invscaling_follows_figure5(psi, k, sparse):
 
 @pytest.mark.parametrize("psi", ["identity", "eg_pm"])
 def test_theory_rate_is_the_one_scaled(psi):
+    """The schedule scales eta="theory"'s rate as it follows the rows: at trial t,
+    Theorem 3's 1 / (2 c b) for the rows seen up to t, divided by t^power_t."""
     rng = np.random.default_rng(3)
-    X = make_inputs(rng, 80, 5, False)
+    X = make_inputs(rng, 80, 5, False) * np.linspace(0.5, 2.0, 80)[:, None]
     Y = regression_targets("logistic", rng, 80, 1)
-    model = GARegressor(psi=psi, phi="logistic", U=U, learning_rate="invscaling")
-    model.partial_fit(X, Y[:, 0])
-    constant = GARegressor(psi=psi, phi="logistic", U=U).partial_fit(X, Y[:, 0])
-    assert model.eta_ == constant.eta_
-    weights, intercept, _ = figure5(psi, "logistic", X, Y, eta=model.eta_,
-                                    power_t=0.25)
+    settings = {"psi": psi, "phi": "logistic", "U": U, "intercept_eta": "eta"}
+    model = GARegressor(learning_rate="invscaling", **settings).partial_fit(X, Y[:, 0])
+    constant = GARegressor(**settings).partial_fit(X, Y[:, 0])
+    assert (model.eta_, model.n_eta_changes_) == (constant.eta_,
+                                                  constant.n_eta_changes_)
+    assert model.n_eta_changes_ > 3  # (the rate followed the rows)
+    start = None
+    for t in range(X.shape[0]):
+        b = input_bound(X[:t + 1], psi, U=U, fit_intercept=True)
+        weights, intercept, _ = figure5(
+            psi, "logistic", X[t:t + 1], Y[t:t + 1], scale=U,
+            eta=1 / (2 * transfer_bound("logistic") * b), power_t=0.25, seen=t,
+            start=start)
+        start = weights, intercept
     np.testing.assert_allclose(model.coef_, weights[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-9, atol=1e-12)
 
 
 def test_fit_epochs_continue_the_schedule():

@@ -224,6 +224,7 @@ def test_indices_that_are_no_integers_are_refused():
 
 
 @pytest.mark.parametrize("psi", ["softmax", "eg_pm", "exp"])
+@pytest.mark.usefixtures("without_runaway_check")
 def test_csr_terms_that_underflow_and_grow_back_equal_dense(psi):
     # In a CSR run the exponential terms carry theta (theta = ln term + shift) and
     # theta is written back at the end; a term driven below 1e-300 hands theta back
@@ -283,6 +284,7 @@ def test_csr_pnorm_terms_growing_past_e30_are_reshifted_equal_dense():
 
 
 @pytest.mark.parametrize("p", [40.0, 40.5, 65.0])
+@pytest.mark.usefixtures("without_runaway_check")
 def test_csr_pnorm_step_past_every_power_in_one_trial_equals_dense(p):
     # One step takes theta from 0.01 to -1e10: in units of the old shift its term
     # |theta / shift|^(p - 1) = 1e12^(p - 1) overflows, though the model (one feature:
@@ -481,6 +483,7 @@ def test_pnorm_recomputes_a_wide_sparse_row_block_by_block():
                                atol=1e-14 * np.abs(expected).max())
 
 
+@pytest.mark.usefixtures("without_runaway_check")
 def test_csr_outputs_learned_apart_report_the_first_trial_that_diverged():
     # Output 1's large targets overflow its activation trials before output 0's do:
     # the error names the first trial that failed in any output, and a failed
@@ -579,6 +582,7 @@ def test_csr_outputs_held_innermost_fail_without_a_trace():
         assert model.cumulative_loss_ == before[2]
 
 
+@pytest.mark.usefixtures("without_runaway_check")
 def test_csr_outputs_held_innermost_across_epochs_fail_without_a_trace():
     # A warm-started fit whose epochs hold theta transposed (three outputs of GD,
     # learned together from four entries per column) diverges in a later epoch

@@ -385,8 +385,9 @@ def test_theorem3_holds_on_the_estimators(psi, phi, order):
     permutation = ORDERS[order](X, y)
     X, y = X[permutation], y[permutation]
     for fit_intercept in (False, True):
-        model = GARegressor(psi=psi, phi=phi, eta="theory", U=U, p=p,
-                            fit_intercept=fit_intercept).partial_fit(X, y)
+        # (intercept_eta="eta": the theory module's one rate for both blocks.)
+        model = GARegressor(psi=psi, phi=phi, eta="theory", intercept_eta="eta", U=U,
+                            p=p, fit_intercept=fit_intercept).partial_fit(X, y)
         b = CLOSED_FORM_B[psi](X, U, p) + fit_intercept
         assert model.eta_ == pytest.approx(1 / (2 * b * CLOSED_FORM_C[phi]), rel=1e-12)
         fitted = GARegressor(psi=psi, phi=phi, eta=0.5 * model.eta_, U=U, p=p,
@@ -441,8 +442,8 @@ def test_theorem3_holds_on_the_classifier(psi, phi, n_classes):
     rng = np.random.default_rng(FINITE_B_PSI.index(psi))
     X = rng.normal(size=(300, 5))
     labels = np.argmax(X[:, :n_classes] + rng.normal(size=(300, n_classes)), axis=1)
-    online = GAClassifier(psi=psi, phi=phi, U=2.0, p=3.0).partial_fit(
-        X, labels, classes=np.arange(n_classes))
+    online = GAClassifier(psi=psi, phi=phi, U=2.0, p=3.0, intercept_eta="eta")
+    online.partial_fit(X, labels, classes=np.arange(n_classes))
     fitted = GAClassifier(psi=psi, phi=phi, U=2.0, p=3.0, eta=0.05, max_iter=20,
                           tol=None, random_state=0).fit(X, labels)
     low = PHI[phi].low if phi != "softmax" else 0.0
@@ -470,28 +471,6 @@ def test_relative_loss_bound_parts():
                                          + 4 * result.b * result.divergence)
     with pytest.raises(ValueError, match="shape"):
         relative_loss_bound(X, y, theta_star[:, :3], psi="softmax")
-
-
-@pytest.mark.parametrize("estimator, message", [
-    (GARegressor(psi="exp"), "not defined for psi='exp': x\\^T Dpsi"),
-    (GARegressor(psi="sphere"), "not defined for psi='sphere': .* geodesics"),
-    (GAClassifier(psi="simplex"), "not defined for psi='simplex': .* geodesics"),
-    (GARegressor(phi="exp"), "infinite for phi='exp'"),
-    (GAClassifier(phi="sign"), "not defined for phi='sign'"),
-])
-def test_theory_rate_unavailable(estimator, message):
-    X = np.array([[1.0, 0.5], [0.2, -1.0], [0.1, 0.1]])
-    y = np.array([1, 0, 1])
-    with pytest.raises(ValueError, match=f"eta='theory' is not available: .*{message}"):
-        estimator.fit(X, y)
-
-
-def test_theory_rate_is_set_by_the_first_batch():
-    X = np.array([[1.0, 2.0], [0.5, -1.0]])
-    model = GARegressor(psi="identity", phi="tanh").partial_fit(X, [0.5, -0.2])
-    assert model.eta_ == 1 / (2 * (5.0 + 1.0) * 1.0)
-    model.partial_fit(10 * X, [0.1, 0.1])
-    assert model.eta_ == 1 / 12.0
 
 
 # -- HKW §V, reduced -----------------------------------------------------------------

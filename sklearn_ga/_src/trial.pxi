@@ -218,10 +218,10 @@ cdef (bint, Py_ssize_t, double) _run_trials(
         const double* rates, Py_ssize_t limit) noexcept nogil:
     """The first ``limit`` trials of a CSR run, whose targets start at column
     ``output`` of Y, at the per-trial ``rates`` (_trial_rates); a lazy run ends
-    with theta written back (_sync_theta). With
-    ``stored`` >= 0 (the entries the arrays hold), each row is checked before its
-    trial (_row_readable), and one that fails stops the run (s.unreadable). Returns
-    (ok, trials done or the one that failed, the sum of the weighted losses)."""
+    with theta written back (_sync_theta). With ``stored`` >= 0 (the entries the
+    arrays hold), each row is checked before its trial (_row_readable), and one
+    that fails stops the run (s.unreadable). Returns (ok, trials done or the one
+    that failed, the sum of the weighted losses)."""
     cdef Py_ssize_t t = 0, r, start, nnz, seen = 0
     cdef bint weighted = sample_weight.shape[0] > 0, ok = True
     cdef double loss, total = 0.0, weight = 1.0

@@ -82,7 +82,8 @@ cdef class TrialLoop:
     intercept : ndarray of shape (k,), float64
         Intercepts b, updated in place.
     eta, U, p : float
-        Learning rate, EG+- scale and p-norm exponent.
+        Learning rate of the weights (where a run is given no rates of its own),
+        EG+- scale and p-norm exponent.
     fit_intercept : bool
         Whether b is learned.
     update, loss : int, optional
@@ -102,9 +103,12 @@ cdef class TrialLoop:
     averages : tuple, optional
         ``(sums, intercept_sums, counts)`` of :meth:`averages` to continue from
         (a loop built again on other settings); by default none.
+    intercept_eta : float, optional
+        Learning rate of the intercepts where a run is given no rates (by default
+        ``eta``).
     """
     cdef State s
-    cdef double eta            # the rate of a run given none of its own
+    cdef double eta, intercept_eta  # the rates of a run given none
     cdef double[:, ::1] theta
     cdef double[:, ::1] num
     cdef double[:, ::1] den
@@ -126,8 +130,8 @@ cdef class TrialLoop:
                  double eta, double U, double p, bint fit_intercept,
                  int update=UPDATE_EXPLICIT, int loss=LOSS_MATCHING,
                  double clip_low=float("-inf"), double clip_high=float("inf"),
-                 state=None, double alpha=0.0, bint average=False,
-                 averages=None):
+                 state=None, double alpha=0.0, intercept_eta=None,
+                 bint average=False, averages=None):
         import numpy as np
 
         k, n = theta.shape[0], theta.shape[1]
@@ -152,7 +156,9 @@ cdef class TrialLoop:
         self.buffers = np.zeros(16 * k)
         self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
         self.eta = eta
-        self.s.eta, self.s.eta_intercept, self.s.U, self.s.p = eta, eta, U, p
+        self.intercept_eta = eta if intercept_eta is None else intercept_eta
+        self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
+        self.s.U, self.s.p = U, p
         self.s.fit_intercept = fit_intercept
         self.s.theta = &self.theta[0, 0]
         self.s.num = &self.num[0, 0]
@@ -217,6 +223,16 @@ cdef class TrialLoop:
             self.s.decay[q] = 1.0
         if average and len(state) > 4 and state[4] is not None:
             np.asarray(self.avg)[...] = state[4]
+
+    def set_rates(self, double eta, double intercept_eta):
+        """Set the constant rates of the runs given no rates of their own."""
+        self.eta, self.intercept_eta = eta, intercept_eta
+        self.s.eta, self.s.eta_intercept = eta, intercept_eta
+
+    @property
+    def rates(self):
+        """``(eta, intercept_eta)``: the constant rates (:meth:`set_rates`)."""
+        return self.eta, self.intercept_eta
 
     def terms(self):
         """What the loop holds besides theta and b: ``(num, den, buffers, touched,
@@ -316,11 +332,12 @@ cdef class TrialLoop:
 
         ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
         (len(order), 2), holds the rates (weights', intercepts') of each trial, by
-        its position in ``order``; None or empty: the loop's ``eta`` for both. A
-        trial of sample weight s steps by s times its rates. An averaging loop
-        averages the trials from position ``average_from`` of ``order`` on. Returns
-        ``(status, trials, loss_sum)``: on ``DIVERGED``, ``trials`` is the position in
-        ``order`` of the failing trial and the state must be discarded.
+        its position in ``order``; None or empty: the loop's ``eta`` and
+        ``intercept_eta``. A trial of sample weight s steps by s times its rates,
+        and its loss counts s times. An averaging loop averages the trials from
+        position ``average_from`` of ``order`` on. Returns ``(status, trials,
+        loss_sum)``: on ``DIVERGED``, ``trials`` is the position in ``order`` of the
+        failing trial and the state must be discarded.
         """
         self.release()  # (theta held by a run: written back first)
         cdef Py_ssize_t t = 0, r, n_trials = order.shape[0]
@@ -352,7 +369,7 @@ cdef class TrialLoop:
             if ok:
                 _fold_all(&self.s)
             ok = ok and _state_finite(&self.s, no_index, 0)
-        self.s.eta = self.s.eta_intercept = self.eta
+        self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         return (OK if ok else DIVERGED), t, total
 
     def run_csr(self, const double[::1] data, const index_t[::1] indices,
@@ -390,7 +407,8 @@ cdef class TrialLoop:
             if indptr.shape[0] == 0 or indptr[0] != 0:
                 return UNREADABLE, 0, 0.0
             stored = min(indices.shape[0], data.shape[0])
-        for r in range(indptr.shape[0] - 1):
+        for t in range(n_trials):  # (the rows run, not all: a pass may be chunked)
+            r = order[t]
             start, end = indptr[r], indptr[r + 1]
             if check_rows:  # (an unchecked row must not size the scratch)
                 start, end = max(start, 0), min(end, stored)
@@ -425,7 +443,7 @@ cdef class TrialLoop:
             ok = ok and not unreadable and _state_finite(
                 &self.s, <const index_t*>NULL if check_rows else columns,
                 indptr[indptr.shape[0] - 1])
-        self.s.eta = self.s.eta_intercept = self.eta
+        self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         if not (hold and ok):
             self.release()
         return (UNREADABLE if unreadable else OK if ok else DIVERGED), t, total
@@ -520,6 +538,7 @@ cdef class TrialLoop:
         self._copy_vectors(&saved[0], True)
         # The run may have grown the row scratch since: keep its buffers.
         self.s = self.saved_state
+        self.eta, self.intercept_eta = self.s.eta, self.s.eta_intercept  # (set_rates)
         self.s.row_theta, self.s.row_num = current.row_theta, current.row_num
         self.s.row_den, self.s.row_held = current.row_den, current.row_held
         self.s.row_size, self.s.row_x = current.row_size, current.row_x

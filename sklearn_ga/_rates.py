@@ -1,0 +1,333 @@
+"""The learning rates of the trials: a constant ``eta``, or KW01 Theorem 3's rate
+following the data (``eta="theory"``), either of them scaled by SGD's schedule
+``1 / t^power_t`` (``learning_rate="invscaling"``, :class:`InvScaling`).
+
+A rate object tells the compiled loop the rates of a call's trials: for each
+trial, a pair (rate of the weights, rate of the intercepts). The step of a trial of
+sample weight s is ``s * rate * (y_hat - y) x`` for Theta and
+``s * intercept_rate * (y_hat - y)`` for b, while its loss counts s times. The
+engine drives a rate object through the passes of a call::
+
+    rates.prepare(X, Y, sample_weight)      # once per call: the rows' quantities
+    for each pass (fit's epochs; partial_fit's one pass):
+        rates.start_pass()
+        for each chunk ``order`` of the pass (row indices, in the order learned):
+            per_trial = rates.rates(order, t)  # t: trials seen before the chunk
+            ...run the chunk at those rates...
+        rates.finish_pass()                 # only a completed pass counts
+    rates.current()                         # (eta_, intercept_eta_) after them
+
+``rates(order, t)`` returns either one pair ``(eta, intercept_eta)`` for every
+trial of the chunk, or a float64 C array of shape (len(order), 2) whose row i holds
+the rates of the trial that learns row ``order[i]``, the ``t + i + 1``-th trial
+since the model was reset (fit's epochs shuffle ``order``: the rates are those of
+the trial positions, not of the rows). A schedule of the trial count, such as
+``eta / t**power_t`` (:class:`InvScaling`), returns arrays computed from ``t``. A
+rate object that
+keeps state across calls (as :class:`TheoryRates` keeps the largest bounds seen)
+returns it from ``state()``, which the estimator stores and gives back to the
+next call's object.
+"""
+
+import numpy as np
+from sklearn.utils.validation import assert_all_finite
+
+from ._guarantees import _representable
+from ._passes import start_activations
+from ._phi import PHI
+from ._psi import PSI, row_blocks
+
+# The rates of a chunk of trials are computed this many trials at a time.
+RATE_BLOCK = 8192
+
+
+class Rates:
+    """Constant rates: ``eta`` for the weights and ``intercept_eta`` for the
+    intercepts (the base class of the rate objects)."""
+
+    n_changes = 0
+
+    def __init__(self, eta, intercept_eta):
+        self.pair = float(eta), float(intercept_eta)
+
+    def prepare(self, X, Y, sample_weight):
+        """Read what the rates of this call's rows depend on (before any pass)."""
+
+    def start_pass(self):
+        """A pass begins; its chunks follow in order."""
+
+    def rates(self, order, t):
+        """The rates of the trials of ``order`` (see the module docstring)."""
+        return self.pair
+
+    def finish_pass(self):
+        """The pass completed: what it changed counts from now on."""
+
+    def current(self):
+        """``(eta, intercept_eta)``: the rates of the next trial without a new row
+        (the constant rates a trial loop is built with)."""
+        return self.pair
+
+    def state(self):
+        """What the next call's rate object continues from (None: nothing)."""
+        return None
+
+
+def _all_row_bounds(entry, X, U, p):
+    """``entry.row_bounds`` of every row of X (a new array), block by block."""
+    with np.errstate(over="ignore", invalid="ignore"):  # (inf or NaN: the caller's
+        if X.shape[0] == 1:                             # to report)
+            return np.array(entry.row_bounds(X, U, p), dtype=np.float64)
+        return np.concatenate([entry.row_bounds(X[rows], U, p)
+                               for rows in row_blocks(X)], dtype=np.float64)
+
+
+def _running_max(values, order, start):
+    """The running maximum of ``values[order]``, from ``start`` on."""
+    running = values[order]
+    np.maximum(running, start, out=running)
+    return np.maximum.accumulate(running, out=running)
+
+
+def transfer_constants(phi, loss, Y, start=0.0):
+    """c of the default rate: c_phi of KW01 eq. (29) (a float), or one value per
+    row of the targets Y (an array) where it depends on them.
+
+    phi = exp has no finite c_phi: the ratio of eq. (29) is about y_hat near the fit
+    (phi' = y_hat there), so c is the row's largest target or prediction of the
+    model at Theta_1 (activations ``start``), at least 1 (its square for the square
+    loss, whose curvature is about y_hat^2 there). phi = sign
+    has no matching loss in the sense of eq. (2): c = 1, the constant of tanh, the
+    smooth transfer whose sign the Perceptron predicts.
+    """
+    c = PHI[phi].c
+    if c is None:
+        return 1.0
+    if np.isfinite(c):
+        return float(c)
+    with np.errstate(over="ignore"):  # (an infinite c is reported as a rate of 0)
+        first = PHI[phi].transfer(np.broadcast_to(start, Y.shape)).max(axis=1)
+    largest = np.maximum(np.maximum(Y.max(axis=1), first), 1.0)
+    return largest**2 if loss == "square" else largest
+
+
+class TheoryRates(Rates):
+    """KW01 Theorem 3's rate for the rows seen so far (``eta="theory"``).
+
+    Each row x of sample weight s has a bound B = s x^T Dpsi x (the per-row
+    quantity of eq. 28, ``Parameterization.row_bounds``) and the intercept one of
+    S = s (it is a weight on the constant input 1, updated by gradient descent).
+    For EGU, whose x^T Dpsi x = sum_j w_j x_j^2 grows with the weights w, B is
+    ||x||^2 times the row's largest target |y| (at least 1), the size of weights
+    that fit it from inputs of size 1; times its square with
+    ``update="natural"``, whose step Dpsi x in theta changes the activation by
+    x^T Dpsi^2 x = sum_j w_j^2 x_j^2 (KMWW eq. 5). Before a trial, B
+    and S are the largest over the rows seen, this one included, and c that of
+    :func:`transfer_constants`; then, as the intercept's block of the potential is
+    separate (its Hessian is block diagonal), any rates with
+    ``c (eta B + eta_b S) <= 1/2`` keep the per-trial inequality of Theorem 3's
+    proof, and
+
+    * ``intercept_eta="eta"``: ``eta = eta_b = 1 / (2c (B + S))``, Theorem 3's
+      rate with b = B + S;
+    * ``"auto"``: the intercept learns as one more feature on the scale of the
+      others: its block gets the share ``L = max(B / n, S)`` of the budget, that
+      of an average one of the n features when it exceeds its own, so that
+      ``eta = 1 / (2c (B + L))`` and ``eta_b = (L / S) eta``; once B >= n S,
+      ``eta_b = 1 / (2c (n + 1) S)``. For gradient descent on standardized
+      inputs B / n is about 1, and this is about "eta"; for EG±, whose
+      B = U^2 max ||x||_inf^2 grows with U^2, the weights' rate would leave the
+      intercept far from an uncentred target's mean;
+    * a number: ``eta = 1 / (2cB)`` and that constant intercept rate;
+    * no intercept: ``eta = 1 / (2cB)``.
+
+    Since B, S and c only grow, the rates never rise (but for the first row that
+    bounds anything: before it, no step can move the parameters, and 1 / (2c)
+    stands in). With non-increasing rates, the sum of Theorem 3's per-trial
+    inequalities, bounded by parts, gives bound (30) with the final b and c and
+    Delta_psi(Theta_1, Theta*) replaced by the largest divergence
+    Delta_psi(Theta_t, Theta*) along the run: bound (30) itself when the first
+    trial already holds the largest bound.
+    """
+
+    def __init__(self, psi, phi, U, p, loss, fit_intercept, intercept_eta,
+                 n_features, state=None, estimator_name=None, update="explicit"):
+        self.entry, self.U, self.p = PSI[psi], float(U), float(p)
+        # (The power of the largest target in an EGU row's bound.)
+        self.growth = 2 if update == "natural" else 1
+        self.n_features = n_features
+        self.phi, self.loss, self.estimator_name = phi, loss, estimator_name
+        self.fit_intercept, self.rule = fit_intercept, intercept_eta
+        self.keys = (psi, self.U, self.p, self.growth), (phi, loss)
+        # The largest (B, S, c) of the rows seen, and the number of changes, while
+        # psi, U, p (for B and S) and phi, loss (for c) stay those they were seen
+        # with; else from scratch.
+        self.pair_of = (None, None)  # (maxima, their rates), the last computed
+        if state is not None and state[0] == (self.keys, self.rule,
+                                              self.fit_intercept):
+            _, self.committed, self.pair_of = state
+        else:
+            floor = float(np.max(transfer_constants(phi, loss, np.zeros((1, 1)))))
+            B = S = 0.0
+            c, changes = floor, 0
+            if state is not None:
+                ((b_key, c_key), _, _), (B, S, c, changes), _ = state
+                if b_key != self.keys[0]:
+                    B = S = 0.0
+                if c_key != self.keys[1]:
+                    c = floor
+            self.committed = (B, S, c, changes)
+        self.pending = self.committed
+
+    def prepare(self, X, Y, sample_weight):
+        if self.entry.row_bounds is None:
+            raise ValueError(
+                f"eta='theory' is not available for psi={self.entry.name!r}: "
+                f"{self.entry.no_input_bound}, and no rule keeps its steps safe. "
+                "Pass a numeric eta (tune it, e.g. with GARegressorCV)."
+            )
+        B = _all_row_bounds(self.entry, X, self.U, self.p)
+        if self.entry.growing_weights:
+            B *= np.maximum(np.abs(Y).max(axis=1), 1.0) ** self.growth
+        if sample_weight is not None:
+            B *= sample_weight
+        largest = float(B.max())  # (NaN or inf if any is)
+        if not np.isfinite(largest):
+            # X is read here before the loop, which would report NaN or inf in it.
+            assert_all_finite(X, input_name="X", estimator_name=self.estimator_name)
+            scaled = ("inputs (times U)" if "U" in self.entry.hyperparameters
+                      else "inputs")
+            raise ValueError(
+                f"eta='theory' is not available: b_(X,psi) of KW01 eq. (28) "
+                f"overflowed for psi={self.entry.name!r}: it grows with the square "
+                f"of the {scaled} (and with the sample weights), and they are too "
+                "large. Scale the inputs (e.g. with StandardScaler or "
+                "MaxAbsScaler), or use a numeric eta."
+            )
+        S = 1.0 if sample_weight is None else sample_weight
+        c = transfer_constants(self.phi, self.loss, Y, start_activations(
+            X, self.entry.name, self.U, self.p) if not np.isfinite(
+                PHI[self.phi].c or 0.0) else 0.0)
+        self.rows = B, S, c
+        self.largest = (largest, S if sample_weight is None else float(S.max()),
+                        c if isinstance(c, float) else float(c.max()))
+
+    def start_pass(self):
+        self.pending = self.committed
+
+    def rates(self, order, t):
+        B0, S0, c0, changes = self.pending
+        if (self.largest[0] <= B0 and self.largest[1] <= S0
+                and self.largest[2] <= c0):
+            return self._pair(B0, S0, c0)  # (no row of the batch raises a bound)
+        out = np.empty((order.shape[0], 2))
+        previous = np.array(self._pair(B0, S0, c0))
+        maxima = B0, S0, c0
+        for start in range(0, order.shape[0], RATE_BLOCK):  # (small temporaries)
+            rows = order[start:start + RATE_BLOCK]
+            B, S, c = (_running_max(values, rows, top) if isinstance(values,
+                                                                     np.ndarray)
+                       else max(values, top)
+                       for values, top in zip(self.rows, maxima, strict=True))
+            block = out[start:start + RATE_BLOCK]
+            block[:, 0], block[:, 1] = self._formula(B, S, c)
+            maxima = float(B[-1]), float(np.max(S)), float(np.max(c))
+            # The trials whose rates differ from the trial's before (lower ones).
+            changes += int(np.any(block[0] != previous))
+            changes += int(np.count_nonzero(np.any(block[1:] != block[:-1], axis=1)))
+            previous = block[-1]
+        self.pending = (*maxima, changes)
+        return self._pair(*maxima) if order.shape[0] == 1 else out
+
+    def finish_pass(self):
+        self.committed = self.pending
+
+    def _pair(self, B, S, c):
+        """The rates at the largest bounds (B, S, c), as floats."""
+        if self.pair_of[0] != (B, S, c):
+            eta, eta_b = self._formula(np.array([B]), S, c)
+            self.pair_of = (B, S, c), (float(eta[0]), float(eta_b[0]))
+        return self.pair_of[1]
+
+    def _formula(self, B, S, c):
+        """(eta, eta_b) for the running maxima B (an array), S and c (arrays or
+        floats), elementwise (see the class docstring): new arrays, with few
+        temporaries (B may be as long as a batch)."""
+        ratio = None
+        if self.fit_intercept and self.rule in ("auto", "eta"):
+            S = np.asarray(S, dtype=np.float64)
+            ratio = (np.maximum(B / self.n_features, S) if self.rule == "auto"
+                     else np.array(np.broadcast_to(S, B.shape)))  # L
+            total = B + ratio
+            # L / S; 1 where S = 0 (no row of nonzero weight yet).
+            np.divide(ratio, S, out=ratio, where=S > 0)
+            ratio[np.broadcast_to(S <= 0, B.shape)] = 1.0
+        else:
+            total = B.copy()
+        total[total <= 0] = 1.0  # (no row bounds a step yet: 1 / (2c) stands in)
+        with np.errstate(over="ignore"):  # (an overflow is reported below)
+            total *= c
+            eta = np.divide(0.5, total, out=total)
+        if not (np.all(np.isfinite(eta)) and np.all(eta > 0)):
+            # theory's error for a rate that over- or underflows.
+            bad = eta[~(np.isfinite(eta) & (eta > 0))][0]
+            _representable("eta='theory' is not available: KW01 Theorem 3",
+                           "learning rate", bad, positive=True)
+        if ratio is None:
+            return eta, np.full_like(eta, float(self.rule) if self.fit_intercept
+                                     else 0.0)
+        ratio *= eta
+        return eta, ratio
+
+    def current(self):
+        return self._pair(*self.committed[:3])
+
+    @property
+    def n_changes(self):
+        return self.committed[3]
+
+    def state(self):
+        self.current()  # (the pair of the committed maxima, kept with them)
+        return (self.keys, self.rule, self.fit_intercept), self.committed, self.pair_of
+
+
+class InvScaling(Rates):
+    """``learning_rate="invscaling"``: the rates of the rate object ``base``
+    (constant, or the theory rate following the data), each trial's divided by
+    t^power_t, t its number since the model was reset (SGD's ``eta0 / t^power_t``,
+    for the weights, the intercepts and the penalty's pull alike).
+
+    ``current()``, ``n_changes`` and ``state()`` are the base's: ``eta_`` is the
+    rate that the schedule scales.
+    """
+
+    def __init__(self, base, power_t):
+        self.base, self.power_t = base, float(power_t)
+
+    def prepare(self, X, Y, sample_weight):
+        self.base.prepare(X, Y, sample_weight)
+
+    def start_pass(self):
+        self.base.start_pass()
+
+    def rates(self, order, t):
+        scale = np.arange(t + 1, t + order.shape[0] + 1, dtype=np.float64)
+        scale **= -self.power_t
+        base = self.base.rates(order, t)
+        if isinstance(base, tuple):
+            return np.multiply.outer(scale, np.array(base))
+        base *= scale[:, None]  # (the base's arrays are new)
+        return base
+
+    def finish_pass(self):
+        self.base.finish_pass()
+
+    def current(self):
+        return self.base.current()
+
+    @property
+    def n_changes(self):
+        return self.base.n_changes
+
+    def state(self):
+        return self.base.state()
