@@ -173,15 +173,16 @@ MUTATIONS = [
     ),
     Mutation(
         "dropped-intercept-update",  # the general trial (implicit, CSR, k > 1, ...)
-        "        if s.fit_intercept:\n            s.intercept[j] -= eta * r\n",
+        "        if s.fit_intercept:\n            s.intercept[j] -= eta_b * r\n",
         "",
         ("tests/test_reference.py", "tests/test_updates.py", "-k", "not long"),
         kernel=True,
     ),
     Mutation(
         "dropped-intercept-update-fused",  # the fused single-output loop
-        "            s.intercept[j] -= s.eta * weight * residual\n",
-        "            pass\n",
+        "x_top)\n        if s.fit_intercept:\n"
+        "            s.intercept[j] -= s.eta_intercept * weight * residual\n",
+        "x_top)\n",
         ("tests/test_reference.py", "tests/test_estimator_checks.py", "-k",
          "not long and (follows or sample_weight_equivalence)"),
         kernel=True,
