@@ -1,10 +1,13 @@
-"""Check that the built site renders: gallery thumbnails shown, formulas typeset.
+"""Check that the built site renders: gallery thumbnails shown, formulas typeset,
+no table wider than the column of text it stands in.
 
 Usage: ``python doc/check_rendering.py doc/_build/html`` (``make docs-check``).
 
 The site is served on 127.0.0.1 and opened in headless Chromium. A script injected
 into the served pages waits for MathJax, then writes into the page what the browser
-actually displays: formulas typeset or left as raw TeX, thumbnails loaded or broken.
+actually displays: formulas typeset or left as raw TeX, thumbnails loaded or broken,
+tables that overflow their column (whose last columns a reader would have to scroll
+to) at a window of WINDOW pixels.
 Chromium's ``--dump-dom`` returns that report. Screenshots of the pages go to
 ``<html>/../screenshots/`` (inside the build directory, out of git) to look at.
 Exits with status 1, listing the problems, if anything is missing.
@@ -32,13 +35,20 @@ CHROMIUM_FLAGS = [
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # Virtual time Chromium grants the page (MathJax loads its fonts and typesets).
 BUDGET_MS = 20_000
+# A laptop's window, in which the pages are checked.
+WINDOW = "--window-size=1280,1600"
 
 REPORT_SCRIPT = b"""<script>
 window.addEventListener("load", async () => {
   if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
   const formulas = [...document.querySelectorAll("span.math, div.math")];
   const thumbs = [...document.querySelectorAll(".sphx-glr-thumbcontainer img")];
+  const column = document.querySelector("article") || document.body;
+  const wide = [...column.querySelectorAll("table")].filter(
+    t => t.getBoundingClientRect().width > column.getBoundingClientRect().width + 1);
   const report = {
+    overflowing: wide.map(t => (t.caption ? t.caption.textContent : t.id)
+                               .trim().slice(0, 60)),
     formulas: formulas.length,
     typeset: formulas.filter(f => f.querySelector("mjx-container")).length,
     thumbnails: thumbs.map(i => ({src: i.getAttribute("src"),
@@ -83,7 +93,7 @@ def chromium(url, *args):
 
 
 def rendered_report(base, page):
-    dom = chromium(f"{base}/{page}?check", "--dump-dom")
+    dom = chromium(f"{base}/{page}?check", "--dump-dom", WINDOW)
     found = re.search(r'<pre id="render-check"[^>]*>(.*?)</pre>', dom, re.S)
     if not found:
         return None
@@ -129,12 +139,15 @@ def main(site):
                   "typeset by MathJax")
             if report["typeset"] != report["formulas"]:
                 problems.append(f"{page}: formulas not typeset by MathJax")
+            if report["overflowing"]:
+                problems.append(f"{page}: tables wider than the text: "
+                                f"{report['overflowing']}")
         if total == 0:
             problems.append("no formula typeset on any page")
         for page, name in [("auto_examples/index.html", "gallery.png"),
-                           ("user_guide/framework.html", "user_guide.png")]:
-            chromium(f"{base}/{page}", f"--screenshot={shots / name}",
-                     "--window-size=1280,1600")
+                           ("user_guide/framework.html", "user_guide.png"),
+                           ("user_guide/theory.html", "theory.png")]:
+            chromium(f"{base}/{page}", f"--screenshot={shots / name}", WINDOW)
             print(f"screenshot: {shots / name}")
     finally:
         server.shutdown()
