@@ -609,11 +609,14 @@ class Engine:
               f"{self._rate_text(rates)}, trials seen {t}{scored}")
 
     def _rate_text(self, rates):
-        eta, intercept_eta = rates.current()
+        """The rates in use, or those of the trial that failed (``Rates.failed``)."""
+        eta, intercept_eta = rates.failure or rates.current()
         text = f"eta={eta:.6g}" if self.eta != "theory" else f"eta='theory': {eta:.6g}"
         if self.fit_intercept and intercept_eta != eta:
             text += f", intercept_eta={intercept_eta:.6g}"
-        if isinstance(rates, InvScaling):
+        if rates.failure is not None:
+            text += " at that trial"
+        elif isinstance(rates, InvScaling):
             text += f", each divided by t^{rates.power_t:g}"
         return text
 

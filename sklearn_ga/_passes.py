@@ -131,6 +131,9 @@ def run_pass(loop, run, order, rates, t, chunks, hold=False, interrupt=None,
                                    average_from)
         total += loss
         if status != Status.OK:
+            # (trials = the chunk's length: its end-of-run check failed.)
+            rates.failed(per_trial[min(trials, part.shape[0] - 1)]
+                         if per_trial.shape[0] else loop.rates)
             return status, start + trials, total
         if last:
             break

@@ -46,6 +46,8 @@ class Rates:
     intercepts (the base class of the rate objects)."""
 
     n_changes = 0
+    # The rates of the trial at which a run failed (``failed``), for its error.
+    failure = None
 
     def __init__(self, eta, intercept_eta):
         self.pair = float(eta), float(intercept_eta)
@@ -71,6 +73,10 @@ class Rates:
     def state(self):
         """What the next call's rate object continues from (None: nothing)."""
         return None
+
+    def failed(self, pair):
+        """A run failed at a trial of rates ``pair``: its error names them."""
+        self.failure = tuple(float(rate) for rate in pair)
 
 
 def _all_row_bounds(entry, X, U, p):

@@ -2,6 +2,8 @@
 eta="theory" that follows the rows seen (KW01 Theorem 3), the intercept's share of
 it, and the rules where the theory gives no finite b or c."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -262,3 +264,16 @@ def test_coef_init_and_the_runaway_check():
     assert again.score(X, Y) > 0.99 * good.score(X, Y)
     far = GARegressor(max_iter=5, tol=None).fit(X, Y, coef_init=np.full(6, 50.0))
     assert np.all(np.isfinite(far.coef_))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_a_divergence_names_the_rates_of_the_trial_that_failed(sparse):
+    # Under a schedule, the rate of the failing trial t is eta / t^power_t, not eta.
+    rows = np.random.default_rng(0).normal(size=(300, 5)) * 3.0
+    form = sp.csr_matrix if sparse else np.asarray
+    model = GARegressor(eta=5.0, learning_rate="invscaling", power_t=0.5)
+    with pytest.raises(ValueError, match=r"diverged at trial (\d+)") as caught:
+        model.partial_fit(form(rows), rows.sum(axis=1))
+    trial = int(re.search(r"trial (\d+)", str(caught.value))[1])
+    assert f"(eta={5.0 / trial**0.5:.6g} at that trial, " in str(caught.value)
+    assert not hasattr(model, "coef_")
