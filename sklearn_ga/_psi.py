@@ -422,12 +422,18 @@ class Parameterization:
         sup over theta, whose max is ``input_bound``; where there is none, that of
         gradient descent (``exp``, at theta = 0, and ``sphere``, whose geodesic
         step changes the activation as GD's does to first order) or of EG
-        (``simplex``, likewise). ``None`` where no rule is known yet (``burg``,
-        whose steps cross the pole of its weights for a large enough residual).
+        (``simplex``, likewise), and for ``exp`` and ``burg`` (growing_weights)
+        ||x||_2^2, to be multiplied by their weights' size.
     growing_weights : bool
         Whether the weights are unbounded and x^T Dpsi x grows with them (EGU,
         Burg): the default rate takes its bound at weights of the size of the
         targets, and a run can diverge while its residuals stay bounded.
+    weight_power : int
+        The power of the weights in x^T Dpsi x where they grow: 1 for EGU
+        (sum_j w_j x_j^2), 2 for Burg (sum_j w_j^2 x_j^2).
+    no_natural_rate : str or None
+        Why the default rate is not available with ``update="natural"``, for the
+        error message; ``None`` when it is.
     description : str
         One line for docs and error messages.
     inverse : callable
@@ -464,8 +470,10 @@ class Parameterization:
     constrained: bool
     input_bound: Callable | None = None
     no_input_bound: str | None = None
-    row_bounds: Callable | None = None
+    row_bounds: Callable
     growing_weights: bool = False
+    weight_power: int = 1
+    no_natural_rate: str | None = None
     description: str
     inverse: Callable
     geodesic: bool = False
@@ -547,6 +555,10 @@ PSI = {
             # Dpsi(theta) = diag(w^2): its quadratic form grows with the weights.
             no_input_bound=("x^T Dpsi(theta) x = sum_j w_j^2 x_j^2 grows without "
                             "bound with the weights"),
+            row_bounds=_rows_identity, growing_weights=True, weight_power=2,
+            no_natural_rate=("its natural step moves theta by eta (y_hat - y) w^2 x "
+                             "toward a pole 1/w away, which growing weights reach "
+                             "at any rate set from the data"),
             description="Burg entropy: positive weights, w <- w / (1 + eta (y_hat - "
                         "y) w x)", start=-1.0, inverse=_inverse_burg),
     ]

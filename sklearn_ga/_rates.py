@@ -123,11 +123,13 @@ class TheoryRates(Rates):
     Each row x of sample weight s has a bound B = s x^T Dpsi x (the per-row
     quantity of eq. 28, ``Parameterization.row_bounds``) and the intercept one of
     S = s (it is a weight on the constant input 1, updated by gradient descent).
-    For EGU, whose x^T Dpsi x = sum_j w_j x_j^2 grows with the weights w, B is
-    ||x||^2 times the row's largest target |y| (at least 1), the size of weights
-    that fit it from inputs of size 1; times its square with
+    For EGU and Burg, whose x^T Dpsi x = sum_j w_j^k x_j^2 grows with the
+    weights w (k = ``weight_power``: 1, 2), B is ||x||^2 times the k-th power of
+    the row's largest target |y| (at least 1), the size of weights that fit it
+    from inputs of size 1 (a rule, not a bound: weights far larger can still
+    diverge, which the divergence error reports); twice that power with
     ``update="natural"``, whose step Dpsi x in theta changes the activation by
-    x^T Dpsi^2 x = sum_j w_j^2 x_j^2 (KMWW eq. 5). Before a trial, B
+    x^T Dpsi^2 x (KMWW eq. 5). Before a trial, B
     and S are the largest over the rows seen, this one included, and c that of
     :func:`transfer_constants`; then, as the intercept's block of the potential is
     separate (its Hessian is block diagonal), any rates with
@@ -159,8 +161,9 @@ class TheoryRates(Rates):
     def __init__(self, psi, phi, U, p, loss, fit_intercept, intercept_eta,
                  n_features, state=None, estimator_name=None, update="explicit"):
         self.entry, self.U, self.p = PSI[psi], float(U), float(p)
-        # (The power of the largest target in an EGU row's bound.)
-        self.growth = 2 if update == "natural" else 1
+        # (The power of the largest target in an EGU or Burg row's bound.)
+        self.natural = update == "natural"
+        self.growth = self.entry.weight_power * (2 if self.natural else 1)
         self.n_features = n_features
         self.phi, self.loss, self.estimator_name = phi, loss, estimator_name
         self.fit_intercept, self.rule = fit_intercept, intercept_eta
@@ -186,11 +189,11 @@ class TheoryRates(Rates):
         self.pending = self.committed
 
     def prepare(self, X, Y, sample_weight):
-        if self.entry.row_bounds is None:
+        if self.natural and self.entry.no_natural_rate is not None:
             raise ValueError(
-                f"eta='theory' is not available for psi={self.entry.name!r}: "
-                f"{self.entry.no_input_bound}, and no rule keeps its steps safe. "
-                "Pass a numeric eta (tune it, e.g. with GARegressorCV)."
+                f"eta='theory' is not available for psi={self.entry.name!r} with "
+                f"update='natural': {self.entry.no_natural_rate}. Use "
+                "update='explicit' or 'implicit', or pass a numeric eta."
             )
         B = _all_row_bounds(self.entry, X, self.U, self.p)
         if self.entry.growing_weights:

@@ -51,7 +51,8 @@ class GARegressor(RegressorMixin, BaseGA):
         follows a stream whose scale grows. c is c_phi of eq. (29); where the
         theory gives no finite b or c, a rule stands in: for ``psi="exp"`` b at
         the start (``||x||_2^2``) times the largest absolute target (at least 1;
-        its square with ``update="natural"``, whose step moves theta by w x),
+        its square with ``update="natural"``, whose step moves theta by w x;
+        for ``"burg"`` times its square, and no rule with ``update="natural"``),
         for ``"sphere"`` and ``"simplex"`` the b of gradient descent and of EG, whose
         steps theirs equal to first order, and for ``phi="exp"`` c = the largest
         target seen (at least 1). A sample weight s multiplies the row's bound.

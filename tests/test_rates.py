@@ -126,6 +126,10 @@ def test_rules_where_the_theory_has_no_finite_b_or_c():
     model = GARegressor(psi="exp").partial_fit(X, Y)
     b = np.max(np.sum(X**2, axis=1) * np.maximum(np.abs(Y), 1))
     assert model.eta_ == pytest.approx(split_rates(b, 1.0)[0])
+    # Burg: its bound sum_j w_j^2 x_j^2, at weights of the targets' size.
+    model = GARegressor(psi="burg").partial_fit(X, Y)
+    b = np.max(np.sum(X**2, axis=1) * np.maximum(np.abs(Y), 1) ** 2)
+    assert model.eta_ == pytest.approx(split_rates(b, 1.0)[0])
     # Its natural step moves theta by w x: the activation by sum_j w_j^2 x_j^2.
     model = GARegressor(psi="exp", update="natural").partial_fit(X, Y)
     b = np.max(np.sum(X**2, axis=1) * np.maximum(np.abs(Y), 1) ** 2)
@@ -193,8 +197,7 @@ def test_a_numeric_eta_and_intercept_rate():
 
 
 @pytest.mark.parametrize("phi", sorted(name for name in PHI if PHI[name].regression))
-@pytest.mark.parametrize("psi", [name for name in PSI
-                                 if PSI[name].row_bounds is not None])
+@pytest.mark.parametrize("psi", list(PSI))
 def test_the_theory_rates_are_finite_and_the_loop_is_given_them(psi, phi):
     targets = {"identity": Y, "logistic": 1 / (1 + np.exp(4 - Y)),
                "tanh": np.tanh(Y - 4), "arctan": np.arctan(Y - 4), "exp": np.abs(Y),
