@@ -398,6 +398,8 @@ class Engine:
         progress = ((0, 0.0, 0.0) if first_call else
                     (self.t_, self.cumulative_loss_,
                      self.__dict__.get("_initial_loss", 0.0)))
+        # The path measure goes on (a model pickled before it was kept has none).
+        loop.path = 0.0 if first_call else self.__dict__.get("path_measure_", np.nan)
         if kept:
             # The kept loop writes theta_ in place: a failed call puts it back.
             loop.save(batch_columns(X))
@@ -426,6 +428,8 @@ class Engine:
                         eta=eta, intercept_eta=intercept_eta,
                         n_eta_changes=rates.n_changes, U=self.U, n_iter=n_iter,
                         t=t, cumulative_loss=cumulative_loss)
+        # A penalty's pull moves Theta too, and is not measured.
+        self.path_measure_ = loop.path if self.alpha == 0 else np.nan
         return self
 
     def _loop_key(self):

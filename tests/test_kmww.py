@@ -44,6 +44,14 @@ def replay(model, X, y, start, attribute="coef_"):
     return points
 
 
+def one_call(model, X, y, attribute="coef_"):
+    """The run of ``replay`` in one call (the compiled loop over all the rows): its
+    end point w_k, on-line loss and the path measure the loop summed."""
+    model.partial_fit(X, y)
+    return (np.array(getattr(model, attribute), dtype=float).ravel(),
+            model.cumulative_loss_, model.path_measure_)
+
+
 def path_measure(points, geometry="euclidean", U=1.0):
     """sum_t D(w_t, w_{t+1}), D = dist^2 / 2 (KMWW eq. 8)."""
     return sum(0.5 * distance(a, b, geometry=geometry, U=U) ** 2
@@ -346,7 +354,8 @@ def test_theorem6_is_an_equality_for_gradient_descent_on_the_square_loss():
     eta = 0.05
     model = GARegressor(eta=eta, fit_intercept=False)
     points = replay(model, X, y, np.zeros(4))
-    path = path_measure(points)
+    path = model.path_measure_  # (summed by the loop, call after call)
+    np.testing.assert_allclose(path, path_measure(points), rtol=1e-10)
     for w in (w_star, np.linalg.lstsq(X, y, rcond=None)[0]):
         loss = loss_of(w, X, y, "identity")
         gaps = w - np.array(points[:-1])
@@ -367,11 +376,13 @@ def test_theorem6_holds_for_gradient_descent(phi):
     eta = 0.2
     model = GARegressor(phi=phi, eta=eta, fit_intercept=False)
     points = replay(model, X, y, np.zeros(4))
+    np.testing.assert_allclose(model.path_measure_, path_measure(points), rtol=1e-10)
+    end, loss, path = one_call(GARegressor(phi=phi, eta=eta, fit_intercept=False), X,
+                               y)
     for w in (w_star, fitted_comparator(X, y, phi, eta=0.05)):
         assert np.all(first_order_gaps(points, w, X, y, phi, "euclidean") >= -1e-12)
-        bound = kmww_theorem6(loss_of(w, X, y, phi), w, points[0], points[-1],
-                              path_measure(points), eta)
-        assert model.cumulative_loss_ <= bound
+        bound = kmww_theorem6(loss_of(w, X, y, phi), w, points[0], end, path, eta)
+        assert loss <= bound
 
 
 def classification_on_the_sphere(rng, U, n=5, m=400, angle=1.0, margin=0.1):
@@ -406,7 +417,10 @@ def test_theorem6_holds_on_the_sphere():
     assert all(y[t] * (points[t] @ X[t]) > 0 for t in range(len(y)))
     fitted = fitted_comparator(X, y, "tanh", psi="sphere", U=U, eta=0.3)
     assert np.all(y * (X @ fitted) > 0)
-    path = path_measure(points, "sphere", U)
+    path = model.path_measure_  # (the geodesics' lengths, summed by the loop)
+    np.testing.assert_allclose(path, path_measure(points, "sphere", U), rtol=1e-8)
+    end, online, one_path = one_call(
+        GARegressor(psi="sphere", phi="tanh", eta=eta, U=U, fit_intercept=False), X, y)
     for w in (w_star, fitted):
         gaps = first_order_gaps(points, w, X, y, "tanh", "sphere", U=U)
         assert np.all(gaps >= -1e-12)
@@ -414,6 +428,8 @@ def test_theorem6_holds_on_the_sphere():
         bound = kmww_theorem6(loss, w, start, points[-1], path, eta,
                               geometry="sphere", U=U)
         assert model.cumulative_loss_ <= bound
+        assert online <= kmww_theorem6(loss, w, start, end, one_path, eta,
+                                       geometry="sphere", U=U)
         # The proof's inequality of each trial (its sum telescopes to (12)).
         D = [0.5 * distance(w, p, geometry="sphere", U=U) ** 2 for p in points]
         steps = [0.5 * distance(a, b, geometry="sphere", U=U) ** 2
@@ -441,13 +457,19 @@ def test_theorem6_holds_on_the_simplex():
     model = GARegressor(psi="simplex", eta=eta, fit_intercept=False)
     points = replay(model, X, y, start)
     assert min(p[i] for p in points) >= 0.25
-    path = path_measure(points, "simplex")
+    path = model.path_measure_
+    np.testing.assert_allclose(path, path_measure(points, "simplex"), rtol=1e-8)
+    end, online, one_path = one_call(
+        GARegressor(psi="simplex", eta=eta, fit_intercept=False), X, y)
     fitted = fitted_comparator(X, y, "identity", psi="simplex", eta=0.5)
     for w in (vertex, fitted):
         assert np.all(first_order_gaps(points, w, X, y, "identity", "simplex") >= 0)
-        bound = kmww_theorem6(loss_of(w, X, y, "identity"), w, start, points[-1], path,
-                              eta, geometry="simplex")
+        loss = loss_of(w, X, y, "identity")
+        bound = kmww_theorem6(loss, w, start, points[-1], path, eta,
+                              geometry="simplex")
         assert model.cumulative_loss_ <= bound
+        assert online <= kmww_theorem6(loss, w, start, end, one_path, eta,
+                                       geometry="simplex")
     # The rate of the user guide: Fisher distances are at most pi, and a step has
     # length eta |L'| sqrt(Var_p(x)) <= eta Z R_inf, with |y_hat - y| <= Z = 2 here.
     Z, R_inf, k = 2.0, 1.0, len(y)
@@ -481,7 +503,9 @@ def test_theorem8_bounds_the_losses_after_the_updates():
     X, y, w_star = gd_data("identity", rng)
     model = GARegressor(eta=eta, update="implicit", fit_intercept=False)
     points = replay(model, X, y, np.zeros(4))
-    path, after = path_measure(points), after_update_loss(points, X, y, "identity")
+    path, after = model.path_measure_, after_update_loss(points, X, y, "identity")
+    # (It lowers the bound: the loop's sum is the replay's, to rounding.)
+    np.testing.assert_allclose(path, path_measure(points), rtol=1e-10)
     for w in (w_star, np.linalg.lstsq(X, y, rcond=None)[0]):
         loss = loss_of(w, X, y, "identity")
         gaps = w - np.array(points[1:])
@@ -497,9 +521,10 @@ def test_theorem8_bounds_the_losses_after_the_updates():
     X, y, w_star = gd_data("logistic", rng)
     model = GARegressor(phi="logistic", eta=eta, update="implicit", fit_intercept=False)
     points = replay(model, X, y, np.zeros(4))
+    np.testing.assert_allclose(model.path_measure_, path_measure(points), rtol=1e-10)
     for w in (w_star, fitted_comparator(X, y, "logistic", eta=0.05)):
         bound = kmww_theorem8(loss_of(w, X, y, "logistic"), w, points[0], points[-1],
-                              path_measure(points), eta)
+                              model.path_measure_, eta)
         assert after_update_loss(points, X, y, "logistic") <= bound
 
 
@@ -546,8 +571,10 @@ def test_example7_rate_on_natural_eg():
         assert max(np.linalg.norm(np.exp(p)) for p in points) <= np.sqrt(n)
         gaps = first_order_gaps(points, theta, X, y, "logistic", "euclidean", "exp")
         assert np.all(gaps >= -1e-12)
+        np.testing.assert_allclose(model.path_measure_, path_measure(points),
+                                   rtol=1e-8)
         theorem6 = kmww_theorem6(loss, theta, points[0], points[-1],
-                                 path_measure(points), eta)
+                                 model.path_measure_, eta)
         assert model.cumulative_loss_ <= theorem6 <= bound
 
 

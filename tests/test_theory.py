@@ -509,7 +509,7 @@ def test_user_guide_code_runs_and_says_what_it_shows():
     page = Path(__file__).parents[1] / "doc" / "user_guide" / "theory.rst"
     blocks = re.findall(r"^\.\. code-block:: python\n\n((?:(?: {3}.*)?\n)+)",
                         page.read_text(encoding="utf-8"), flags=re.M)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace = {}
     for block in blocks:
         exec(textwrap.dedent(block), namespace)
@@ -527,6 +527,8 @@ def test_user_guide_code_runs_and_says_what_it_shows():
     # KMWW Example 6: "559.8 <= 719.0".
     gd, bound = namespace["gd"], namespace["bound"]
     assert (round(gd.cumulative_loss_, 1), round(bound, 1)) == (559.8, 719.0)
+    # Theorem 6 with the run's own path measure: "559.8 <= 613.5".
+    assert round(namespace["bound12"], 1) == 613.5
 
 
 @pytest.mark.parametrize("psi", FINITE_B_PSI)

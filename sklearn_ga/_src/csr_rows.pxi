@@ -41,19 +41,26 @@ cdef inline double _sparse_dot_held(const double* num, double product,
 
 
 cdef inline double _sparse_dot(const double* w, const double* x_val,
-                               const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
-    """sum_q w[x_ind[q]] x_val[q] with four partial sums (shorter dependency chain)."""
+                               const index_t* x_ind, Py_ssize_t nnz,
+                               double* squares) noexcept nogil:
+    """sum_q w[x_ind[q]] x_val[q] with four partial sums (shorter dependency chain);
+    sum_q x_val[q]^2 in ``squares`` (the length of the step, KMWW eq. 8), summed
+    while the gathers are waited for."""
     cdef Py_ssize_t q = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, z0 = 0.0, z1 = 0.0
     while q + 4 <= nnz:
         s0 += w[x_ind[q]] * x_val[q]
         s1 += w[x_ind[q + 1]] * x_val[q + 1]
         s2 += w[x_ind[q + 2]] * x_val[q + 2]
         s3 += w[x_ind[q + 3]] * x_val[q + 3]
+        z0 += x_val[q] * x_val[q] + x_val[q + 1] * x_val[q + 1]
+        z1 += x_val[q + 2] * x_val[q + 2] + x_val[q + 3] * x_val[q + 3]
         q += 4
     while q < nnz:
         s0 += w[x_ind[q]] * x_val[q]
+        z0 += x_val[q] * x_val[q]
         q += 1
+    squares[0] = z0 + z1
     return (s0 + s1) + (s2 + s3)
 
 

@@ -34,11 +34,12 @@ cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,
     """Dense EG+- update of row j (max |x| = x_top) in one pass over the row.
 
     Returns the next trial's sum (num - den) x_next (x_next may be NULL: 0) and
-    stores max |x_next| in s.x_top, both summed in the same pass when the step
-    is small; otherwise the row is recomputed and they are summed afterwards.
+    stores max |x_next| in s.x_top and |x_next|^2 in s.x_squares, all summed in the
+    same pass when the step is small; otherwise the row is recomputed and the dot
+    product summed afterwards.
     """
     cdef Py_ssize_t base = j * s.n
-    cdef double sums[2]
+    cdef double sums[3]
     cdef double dot
     # Each term is scaled with one rounding (t + t (e^{-+d} - 1)), half the error of
     # a product by a rounded factor: twice RENEW_DENSE updates drift no further.
@@ -48,6 +49,7 @@ cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,
                               x_next, s.n, sums)
         if x_next != NULL:
             s.x_top, s.x_top_ready = sums[1], True
+            s.x_squares, s.squares_ready = sums[2], True
         s.age[j] += 1.0
         s.norm[j] = sums[0]
         # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.

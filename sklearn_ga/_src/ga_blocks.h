@@ -16,13 +16,6 @@
 
 #include "ga_config.h"
 
-typedef double ga_v4 __attribute__((vector_size(32), aligned(8)));
-
-/* Unaligned loads and stores (macros: a function returning a vector of 32 bytes
-   would change the ABI of the default clone). */
-#define GA_LOAD4(v, p) memcpy(&(v), (p), sizeof(ga_v4))
-#define GA_STORE4(p, v) memcpy((p), &(v), sizeof(ga_v4))
-
 /* ga_dots_tile_COUNT: the dot products of 4 rows with COUNT <= 3 vectors (a
    literal, so that the tile's sums stay in registers), lanes of 4 summed pairwise,
    then the last n % 4 coordinates. */

@@ -67,6 +67,14 @@ static const char* ga_clone(int wide) {
 #define GA_INLINE static inline
 #endif
 
+/* Four doubles (a GCC and Clang extension): one AVX2 register, two SSE2 ones in the
+   default clone; for loops whose layout the vectorizer would pick badly. Unaligned
+   loads and stores (macros: a function returning a vector of 32 bytes would change
+   the ABI of the default clone). */
+typedef double ga_v4 __attribute__((vector_size(32), aligned(8)));
+#define GA_LOAD4(v, p) memcpy(&(v), (p), sizeof(ga_v4))
+#define GA_STORE4(p, v) memcpy((p), &(v), sizeof(ga_v4))
+
 /* Finite math for a loop that vectorizes only under it (a max: see ga_max). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define GA_FINITE __attribute__((optimize("finite-math-only", "no-signed-zeros")))

@@ -160,8 +160,9 @@ GA_SIMD_WIDE static int ga_step_factors(double step, const double* x, double* do
 
 /* One pass of an EG+- update with series of this degree: theta -= d = step x,
    num *= e^{-d}, den *= e^{d}; and, for the next trial, its dot product
-   sum (num - den) x_next (returned), the normalizer sum (num + den) (sums[0])
-   and max |x_next| (sums[1]), so that the row is read once per trial. */
+   sum (num - den) x_next (returned), the normalizer sum (num + den) (sums[0]),
+   max |x_next| (sums[1]) and |x_next|^2 (sums[2]: the length of the next step,
+   KMWW eq. 8), so that the row is read once per trial. */
 GA_INLINE double ga_pm_pass(
         double* restrict theta, double* restrict num, double* restrict den,
         double step, const double* restrict x, const double* restrict x_next,
@@ -169,6 +170,7 @@ GA_INLINE double ga_pm_pass(
     double dot[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double total[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double top[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double z[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double d, down, up, a, b, t;
     Py_ssize_t q = 0;
     int l;
@@ -183,6 +185,7 @@ GA_INLINE double ga_pm_pass(
             den[q + l] = b;
             total[l] += a + b;
             dot[l] += (a - b) * x_next[q + l];
+            z[l] += x_next[q + l] * x_next[q + l];
             t = fabs(x_next[q + l]);
             top[l] = t > top[l] ? t : top[l];
         }
@@ -196,6 +199,7 @@ GA_INLINE double ga_pm_pass(
         den[q] = b;
         total[0] += a + b;
         dot[0] += (a - b) * x_next[q];
+        z[0] += x_next[q] * x_next[q];
         t = fabs(x_next[q]);
         top[0] = t > top[0] ? t : top[0];
     }
@@ -206,12 +210,13 @@ GA_INLINE double ga_pm_pass(
     sums[0] = ((total[0] + total[1]) + (total[2] + total[3]))
               + ((total[4] + total[5]) + (total[6] + total[7]));
     sums[1] = top[2] > top[0] ? top[2] : top[0];
+    sums[2] = ((z[0] + z[1]) + (z[2] + z[3])) + ((z[4] + z[5]) + (z[6] + z[7]));
     return ((dot[0] + dot[1]) + (dot[2] + dot[3]))
            + ((dot[4] + dot[5]) + (dot[6] + dot[7]));
 }
 
 /* The EG+- pass for |step| max|x| <= GA_STEP_MAX, with max |x| in sums[1] on
-   entry. x_next NULL: no next row (the sums are then of x). */
+   entry (sums: 3 values). x_next NULL: no next row (the sums are then of x). */
 GA_SIMD_WIDE static double ga_scale_pm_dot(double* theta, double* num, double* den,
                                       double step, const double* x,
                                       const double* x_next, Py_ssize_t n,

@@ -318,6 +318,8 @@ cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     if not g > 0.0:
         return True  # the gradient is normal to the manifold: no move
     g = sqrt(g)  # |V| = |r| g
+    # The geodesic is eta |V| long (KMWW §3.2): D of the step, eq. (8).
+    s.path += 0.5 * (eta * fabs(r) * g) * (eta * fabs(r) * g)
     angle = eta * fabs(r) * g / radius
     ratio = sin(angle) * sign / g  # sin(angle) r / |V|
     if sphere:
@@ -400,6 +402,7 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     cdef Py_ssize_t j
     cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
     cdef double eta_b = s.eta_intercept * weight if s.fit_intercept else 0.0
+    cdef double moved = 0.0, stepped = 0.0  # sum r^2 of the additive, of all steps
     for j in range(s.k):
         if not _geodesic(s.psi):
             s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
@@ -465,9 +468,17 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
             _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)
         elif dense:
             _update_dense_row(s, j, step_scale * r / s.decay[j], x_val, x_top)
+            moved += r * r
         else:
             _update_sparse_row(s, j, step_scale * r / s.decay[j], x_val, x_ind, nnz,
                                x_top)
+            moved += r * r
+        stepped += r * r
         if s.fit_intercept:
             s.intercept[j] -= eta_b * r
+    # D of the additive rows' steps and of every intercept's (the geodesic and
+    # natural steps added their rows'; a penalty's pull is not counted).
+    if moved != 0.0:
+        _add_path(s, moved, step_scale * step_scale * ga_dot(x_val, x_val, nnz), 0.0)
+    _add_path(s, stepped, 0.0, eta_b)
     return True

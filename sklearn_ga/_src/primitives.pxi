@@ -17,7 +17,8 @@ cdef extern from "_src/ga_rows.h":
     void ga_axpy(double* theta, double step, const double* x,
                  Py_ssize_t n) noexcept nogil
     double ga_axpy_dot(double* theta, double step, const double* x,
-                       const double* x_next, Py_ssize_t n) noexcept nogil
+                       const double* x_next, Py_ssize_t n,
+                       double* squares) noexcept nogil
     double ga_sum(const double* v, double c, Py_ssize_t n) noexcept nogil
     bint ga_uniform(const double* v, Py_ssize_t n) noexcept nogil
     void ga_fill(double* v, double value, Py_ssize_t n) noexcept nogil

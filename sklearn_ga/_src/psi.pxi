@@ -510,7 +510,7 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     row's nonzeros (O(nnz)).
     """
     cdef Py_ssize_t q, i, base = j * s.n
-    cdef double along = 0.0, slope
+    cdef double along = 0.0, slope, rank_one, diagonal, squares = 0.0
     if s.psi == PSI_SOFTMAX:
         along = step * s.wx[j]
     elif s.psi == PSI_EG_PM:
@@ -519,7 +519,9 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
         _guard_rows(s)
         # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
         for i in range(base, base + s.n):
-            s.theta[i] += along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
+            rank_one = along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
+            s.theta[i] += rank_one
+            squares += rank_one * rank_one
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
         # The diagonal: omega_i, omega_i^2 (burg), or (U / Z) cosh theta_i = scale *
@@ -531,7 +533,14 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
             slope = s.num[i] * s.num[i]
         else:
             slope = s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
-        s.theta[i] -= step * slope * x_val[q]
+        diagonal = step * slope * x_val[q]
+        s.theta[i] -= diagonal
+        # |Delta theta_i|^2 = (rank_one - diagonal)^2: the rank-one part counted
+        # above, the rest here (num and den still those before the step).
+        rank_one = (along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
+                    if along != 0.0 else 0.0)
+        squares += diagonal * (diagonal - 2.0 * rank_one)
+    s.path += 0.5 * squares  # KMWW eq. (8), Euclidean in theta (§6)
     if not _normalized(s.psi):  # exp, burg: the terms of the moved coordinates
         for q in range(nnz):
             i = base + (q if dense else x_ind[q])

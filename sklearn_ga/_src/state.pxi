@@ -102,6 +102,10 @@ cdef struct State:
     bint dot_ready      #     whether dot holds it (dense psi = identity, eg_pm)
     double x_top        #     max |x| of the next dense row, summed by an EG+- update
     bint x_top_ready    #     whether x_top holds it
+    double x_squares    #     |x|^2 of the next dense row, summed by that pass too
+    bint squares_ready  #     whether x_squares holds it
+    double path         # sum_t D(w_t, w_{t+1}) of the run, D = half the squared
+                        #     length of a step (KMWW eq. 8; path_measure_)
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num unless EG+-)

@@ -13,13 +13,14 @@ cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
     cdef Py_ssize_t q, j, k = s.k, tail = nnz - nnz % 4
     cdef double* column
     cdef double* sums
-    cdef double value, residual
+    cdef double value, residual, moved = 0.0, squares = 0.0
     for j in range(4 * k):
         s.sums[j] = 0.0
     for q in range(nnz):
         column = s.theta_t + x_ind[q] * k
         sums = s.sums + (q % 4 if q < tail else 0) * k  # _sparse_dot's partial sums
         value = x_val[q]
+        squares += value * value  # (the length of the step, KMWW eq. 8)
         for j in range(k):
             sums[j] += column[j] * value
     for j in range(k):
@@ -34,8 +35,12 @@ cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
     for j in range(k):
         residual = s.y_hat[j] - y[j]
         s.residual[j] = s.eta * weight * residual  # the step (0 leaves theta as is)
+        moved += residual * residual
         if s.fit_intercept:
             s.intercept[j] -= s.eta_intercept * weight * residual
+    if moved != 0.0:
+        _add_path(s, moved, (s.eta * weight) * (s.eta * weight) * squares,
+                  s.eta_intercept * weight)
     for q in range(nnz):
         column = s.theta_t + x_ind[q] * k
         value = x_val[q]
@@ -78,6 +83,14 @@ cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
             and entries >= (4 if _outputs_apart(s) else 1) * s.n)
 
 
+cdef inline void _add_path(State* s, double moved, double row_scale,
+                          double eta_b) noexcept nogil:
+    """Add D of an additive step to s.path (KMWW eq. 8, Euclidean in theta): each
+    row j moved by r_j * step x with |step x|^2 = ``row_scale``, its intercept by
+    r_j ``eta_b`` (a coordinate of its own), where sum_j r_j^2 = ``moved``."""
+    s.path += 0.5 * moved * (row_scale + (eta_b * eta_b if s.fit_intercept else 0.0))
+
+
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                         Py_ssize_t nnz, bint dense, const double* x_next,
                         const double* y, double weight, double* loss) noexcept nogil:
@@ -87,7 +100,9 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     or eg_pm its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j, q
-    cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight
+    cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight, moved = 0.0
+    # |x|^2, if the last trial's fused pass summed it (-1: not yet).
+    cdef double squares = s.x_squares if s.squares_ready else -1.0
     cdef bint fuse = dense and x_next != NULL and _fused_dot(s.psi)
     if s.options:
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
@@ -110,7 +125,7 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
-            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz)
+            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz, &squares)
         s.a[j] = s.scale[j] * dot + s.intercept[j]
         if not isfinite(s.a[j]):
             return False
@@ -123,9 +138,10 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         step_scale *= s.U
     if not _no_terms(s.psi) and not _power_terms(s.psi) and nnz > 0:
         x_top = s.x_top if dense and s.x_top_ready else ga_max(x_val, nnz, 1)
-    s.x_top_ready = False
+    s.x_top_ready = s.squares_ready = False
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
+        moved += residual * residual
         # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
         if residual == 0.0:
             if fuse and _two_terms(s.psi):
@@ -139,7 +155,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
         elif fuse:
             s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
-                                   x_next, nnz)
+                                   x_next, nnz, &s.x_squares)
+            s.squares_ready = True
         elif dense:
             _update_dense_row(s, j, step_scale * residual, x_val, x_top)
         else:
@@ -147,6 +164,11 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
         if s.fit_intercept:
             s.intercept[j] -= s.eta_intercept * weight * residual
     s.dot_ready = fuse
+    if moved != 0.0:
+        if squares < 0.0:  # (not summed by the last trial's pass)
+            squares = ga_dot(x_val, x_val, nnz)
+        _add_path(s, moved, step_scale * step_scale * squares,
+                  s.eta_intercept * weight)
     return True
 
 
@@ -268,9 +290,11 @@ cdef (bint, Py_ssize_t, double) _run_outputs_apart(
     cdef double total = 0.0, loss
     for j in range(s.k):
         one = _output_state(s, j)
+        one.path = 0.0
         done, t, loss = _run_trials(&one, values, columns, indptr, stored, Y, j,
                                     sample_weight, order, rates, limit)
         total += loss
+        s.path += one.path
         if one.unreadable:
             # The first output checked every row up to it: the run stops there.
             s.unreadable = True

@@ -293,6 +293,19 @@ cdef class TrialLoop:
         return (sums, np.array(self.buffers[13 * k:14 * k]),
                 np.array(self.buffers[14 * k:15 * k]))
 
+    @property
+    def path(self):
+        """sum_t D(w_t, w_{t+1}) over the trials of the runs, D half the squared
+        length of a step (KMWW eq. 8): Euclidean in (theta, b) for the additive and
+        natural updates, the geodesic's length for the sphere and the simplex (plus
+        the intercepts' steps). A penalty's pull is not counted. Each trial adds
+        its step's; set it to start a count; :meth:`restore` puts it back."""
+        return self.s.path
+
+    @path.setter
+    def path(self, double value):
+        self.s.path = value
+
     def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
                       const double[:, ::1] Y, const double[::1] sample_weight,
                       const Py_ssize_t[::1] order, const double[:, ::1] rates):
@@ -350,7 +363,7 @@ cdef class TrialLoop:
         self.s.average_from = average_from
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
-        self.s.dot_ready = self.s.x_top_ready = False
+        self.s.dot_ready = self.s.x_top_ready = self.s.squares_ready = False
         with nogil:
             while t < n_trials:
                 _trial_rates(&self.s, per_trial, t)
@@ -414,7 +427,7 @@ cdef class TrialLoop:
                 start, end = max(start, 0), min(end, stored)
             longest = max(longest, end - start)
         self._row_scratch(longest)
-        self.s.dot_ready = False
+        self.s.dot_ready = self.s.squares_ready = False
         self.s.lazy = _lazy_run(&self.s)
         cdef double[:, :, ::1] outputs_inner
         if self.s.theta_t == NULL and _columns_first(&self.s,
