@@ -6,6 +6,8 @@ validation's fast paths are in ``_validation``; the compiled loop, the epochs an
 the state kept between calls in ``_engine`` (see doc/developers/architecture.rst).
 """
 
+import functools
+import operator
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,6 +27,7 @@ from ._phi import PHI
 from ._psi import PSI
 from ._validation import (
     UnsortedRows,
+    all_finite,
     canonical_csr,
     checked_structure,
     light_inputs,
@@ -145,13 +148,17 @@ class BaseGA(Engine, BaseEstimator):
         The full validation costs more than learning a small batch; reading the
         parameters and comparing them to the last validated ones is cheap.
         """
-        params = [getattr(self, name) for name in self._parameter_constraints]
-        last = getattr(self, "_validated_params", [None] * len(params))
+        params = self._param_values()
+        last = getattr(self, "_validated_params", None)
         # Identity, not equality: any value set since (even an equal one, or an
         # array) is validated again.
-        if any(a is not b for a, b in zip(params, last, strict=True)):
+        if last is None or not all(map(operator.is_, params, last)):
             self._validate_params()
             self._validated_params = params
+
+    def _param_values(self):
+        """The values of the parameters, in the order of ``_parameter_constraints``."""
+        return _parameter_getter(type(self))(self)
 
     def _fit(self, X, y, sample_weight, *, coef_init=None, intercept_init=None):
         first_call = not (self.warm_start and hasattr(self, "theta_"))
@@ -273,8 +280,26 @@ class BaseGA(Engine, BaseEstimator):
 
     # -- prediction ----------------------------------------------------------------
 
+    def _one_row_activations(self, X):
+        """The activations of X if it is one row that the checks of
+        :meth:`_activations` would pass on as it is (a float64 ndarray of
+        ``n_features_in_`` columns, to a model fitted without feature names) and
+        they are finite (so is X, then); else None: those checks then run, and
+        report what is wrong."""
+        fitted = self.__dict__
+        if ("theta_" in fitted and "feature_names_in_" not in fitted
+                and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+                and X.shape[0] == 1 and X.shape[1] == fitted["n_features_in_"]):
+            A = self._linear(X, self.coef_.reshape(self.theta_.shape))
+            if all_finite(A):
+                return A
+        return None
+
     def _activations(self, X):
         """Linear activations A = X psi(Theta)^T + b, shape (m, k)."""
+        A = self._one_row_activations(X)
+        if A is not None:
+            return A
         check_is_fitted(self, "theta_")
         light = light_inputs(self, X)
         if light is not None and surely_finite(light):
@@ -295,13 +320,17 @@ class BaseGA(Engine, BaseEstimator):
             weights = kept.columns(columns)
         else:
             weights = self.coef_.reshape(self.theta_.shape)
-        with np.errstate(over="ignore", invalid="ignore"):  # (an error, below)
-            A = np.asarray(X @ weights.T) + self.intercept_
-        return self._finite_activations(A)
+        return self._finite_activations(self._linear(X, weights))
+
+    def _linear(self, X, weights):
+        """X weights^T + b for checked X (ndarray or CSR); an overflow is reported
+        by the caller, as an error."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(X @ weights.T) + self.intercept_
 
     def _finite_activations(self, A):
         """A (activations, or scores computed from them), checked to be finite."""
-        if not np.all(np.isfinite(A)):
+        if not all_finite(A):
             raise ValueError(
                 f"The activations of {type(self).__name__} overflowed on this input "
                 "(the inputs are too large for the learned weights); scale the inputs "
@@ -320,7 +349,7 @@ class BaseGA(Engine, BaseEstimator):
         """phi(A), checked to be finite (phi='exp' can overflow)."""
         with np.errstate(over="ignore"):  # overflow is reported below, as an error
             Y = PHI[self._fitted_phi].transfer(self._clip_activations(A))
-        if not np.all(np.isfinite(Y)):
+        if not all_finite(Y):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="
                 f"{self._fitted_phi!r}); the inputs are far outside the training range."
@@ -372,6 +401,11 @@ def _finite_array(value, name):
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return array
+
+@functools.cache
+def _parameter_getter(cls):
+    """The values of the parameters of ``cls`` read in one call."""
+    return operator.attrgetter(*cls._parameter_constraints)
 
 
 def _compact(X):

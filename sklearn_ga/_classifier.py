@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGA
-from ._engine import fit_context
+from ._engine import fit_context, one_row_first
 from ._phi import CLASSIFICATION_PHI, PHI
 from ._psi import PSI
 
@@ -394,6 +394,19 @@ class GAClassifier(ClassifierMixin, BaseGA):
         weights = _class_weights(self, Y)[_class_codes(Y)]
         return weights if sample_weight is None else sample_weight * weights
 
+    def _one_row_targets(self, y, kept):
+        """The encoded targets (1, k) of a one-row ``partial_fit`` if y is an
+        ndarray of one known label (of a numeric or str dtype); else None. The
+        classes' targets are encoded once for the kept loop."""
+        if type(y) is not np.ndarray or y.shape != (1,) or y.dtype.kind not in "biufU":
+            return None
+        if kept.targets is None:
+            Y = self._encode_targets(self.classes_, first_call=False)
+            Y.flags.writeable = False
+            kept.targets = {label: Y[code:code + 1]
+                            for code, label in enumerate(self.classes_.tolist())}
+        return kept.targets.get(y[0])
+
     @fit_context
     def fit(self, X, y, sample_weight=None, *, coef_init=None, intercept_init=None):
         """Fit the model by epochs over (X, y), like ``SGDClassifier.fit``.
@@ -428,7 +441,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         return self._fit(X, y, sample_weight, coef_init=coef_init,
                          intercept_init=intercept_init)
 
-    @fit_context
+    @one_row_first
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Run one on-line pass over (X, y) in the given order.
 

@@ -10,6 +10,7 @@ is described in doc/developers/architecture.rst.
 """
 
 import functools
+import operator
 import threading
 import time
 import warnings
@@ -122,8 +123,10 @@ class Kept:
 
 
 class KeptLoop(Kept):
-    """The trial loop of the last call (:class:`Kept`), and the weights ``coef_``
-    once read.
+    """The trial loop of the last call (:class:`Kept`), the weights ``coef_`` once
+    read, the values of the parameters at the end of the last call that succeeded
+    (``params``; None before) and the targets of one row by label (``targets``, a
+    classifier's, made by its first one-row call).
 
     Another thread may predict while a call trains the loop: ``generation`` is odd
     while a call writes the terms (:meth:`writing`), and weights read then, or
@@ -131,12 +134,13 @@ class KeptLoop(Kept):
     generation they were read in).
     """
 
-    __slots__ = ("loop", "generation", "cached", "averaging")
+    __slots__ = ("loop", "generation", "cached", "averaging", "params", "targets")
 
     def __init__(self, key, loop, theta, intercept, averaging=False):
         super().__init__(key, theta, intercept)
         self.loop, self.generation, self.cached = loop, 0, None
         self.averaging = averaging
+        self.params, self.targets = None, None
 
     def writing(self):
         """Called when a call starts writing the loop's terms, and when it stops."""
@@ -422,6 +426,7 @@ class Engine:
             self._kept_loop.writing()
         else:
             self._keep(loop, theta, intercept)
+        self._kept_loop.params = self._param_values()
         self._rate_state, self._initial_loss = rates.state(), initial_loss
         eta, intercept_eta = rates.current()
         self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
@@ -431,6 +436,42 @@ class Engine:
         # A penalty's pull moves Theta too, and is not measured.
         self.path_measure_ = loop.path if self.alpha == 0 else np.nan
         return self
+
+    def _one_row_trial(self, X, y):
+        """``partial_fit(X, y)`` of one row through the kept loop, without the
+        general validation, when the call is what the loop reads as it is: X a
+        C-contiguous float64 ndarray of one row of ``n_features_in_`` columns, to a
+        model fitted without feature names (nor ``coef_`` set by hand) whose
+        parameters are the very objects of its last call and its ``theta_`` and
+        ``intercept_`` the loop's, without ``verbose``, and y a target that
+        ``_one_row_targets`` encodes, at a step that no class weight scales. True
+        if done. False if anything is otherwise, or if the trial failed (the loop
+        is then put back): the caller takes the general path, which reports what is
+        wrong with the errors it always has. The trial runs as the general path's
+        (``_run``): the same rates, following the row, and the same runaway check.
+        """
+        fitted = self.__dict__
+        kept = fitted.get("_kept_loop")
+        if (kept is None or kept.params is None or "coef_" in fitted
+                or "feature_names_in_" in fitted or type(X) is not np.ndarray
+                or X.dtype != np.float64 or X.ndim != 2 or X.shape[0] != 1
+                or X.shape[1] != kept.theta.shape[1] or not X.flags.c_contiguous
+                or fitted["theta_"] is not kept.theta
+                or fitted["intercept_"] is not kept.intercept or self.verbose
+                or not all(map(operator.is_, self._param_values(), kept.params))):
+            return False
+        Y = self._one_row_targets(y, kept)
+        if Y is None or self._step_weights(Y, None) is not None:
+            return False
+        with self._training_lock():
+            if self.__dict__.get("_kept_loop") is not kept:  # (another call's since)
+                return False
+            try:
+                self._run(X, Y, None, first_call=False, epochs=False)
+            except Exception:  # (the general path raises its error again)
+                return False
+            self.validation_scores_ = None
+            return True
 
     def _loop_key(self):
         """What a trial loop is built from, besides the parameters."""
@@ -804,3 +845,20 @@ def fit_context(method):
     one training call at a time (:class:`TrainingLock`)."""
     return _fit_context(prefer_skip_nested_validation=True)(
         _one_trainer(_atomic(method)))
+
+
+def one_row_first(partial_fit):
+    """``partial_fit`` that first tries the one-row fast path (``_one_row_trial``,
+    which either completes the call or changes nothing), and otherwise runs under
+    :func:`fit_context`. Anything that guards a call (a lock) guards both."""
+    checked = fit_context(partial_fit)
+
+    @functools.wraps(partial_fit)
+    def wrapper(self, X, y, *args, **kwargs):
+        if (not any(arg is not None for arg in args)
+                and not any(arg is not None for arg in kwargs.values())
+                and self._one_row_trial(X, y)):
+            return self
+        return checked(self, X, y, *args, **kwargs)
+
+    return wrapper

@@ -267,12 +267,15 @@ class TransferFunction:
                 return (f"rows must sum to 1 within {SIMPLEX_TOLERANCE:g}, but a row "
                         f"sums to {worst:.6g}")
             return None
-        if self.closed:
-            inside = np.all((values >= self.low) & (values <= self.high))
-        else:
-            inside = np.all((values > self.low) & (values < self.high))
-        return None if inside else (
+        return None if np.all(self.inside(values)) else (
             f"has values in [{values.min():.6g}, {values.max():.6g}]")
+
+    def inside(self, values):
+        """Elementwise, whether values (an array, or one number) lie in the range of a
+        coordinate-wise phi (NaN does not)."""
+        if self.closed:
+            return (values >= self.low) & (values <= self.high)
+        return (values > self.low) & (values < self.high)
 
     def in_range(self, values):
         """Whether all values lie in the range of phi (softmax: along the last axis)."""

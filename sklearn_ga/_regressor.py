@@ -1,12 +1,14 @@
 """GARegressor: the general additive algorithm for (multi-output) regression."""
 
+import math
+
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseGA
-from ._engine import fit_context
+from ._engine import fit_context, one_row_first
 from ._phi import PHI, REGRESSION_PHI
 from ._psi import PSI
 
@@ -326,6 +328,18 @@ class GARegressor(RegressorMixin, BaseGA):
     def _shape_coef(self, weights):
         return weights[0] if self._single_output else weights
 
+    def _one_row_targets(self, y, kept):
+        """The targets (1, 1) of a one-row ``partial_fit`` if y is a float64 ndarray
+        of one finite number in the range of phi, to a model of one output; else
+        None."""
+        if (type(y) is not np.ndarray or y.dtype != np.float64 or y.shape != (1,)
+                or not self._single_output):
+            return None
+        value = y.item()
+        if not (math.isfinite(value) and PHI[self.phi].inside(value)):
+            return None
+        return y.reshape(1, 1)
+
     @fit_context
     def fit(self, X, y, sample_weight=None, *, coef_init=None, intercept_init=None):
         """Fit the model by epochs over (X, y), like ``SGDRegressor.fit``.
@@ -360,7 +374,7 @@ class GARegressor(RegressorMixin, BaseGA):
         return self._fit(X, y, sample_weight, coef_init=coef_init,
                          intercept_init=intercept_init)
 
-    @fit_context
+    @one_row_first
     def partial_fit(self, X, y, sample_weight=None):
         """Run one on-line pass over (X, y) in the given order.
 

@@ -8,6 +8,8 @@ CSR matrix's indices without bounds checks, so their structure is checked here
 first (see doc/developers/architecture.rst).
 """
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import _check_n_features
@@ -63,6 +65,15 @@ def light_sample_weight(sample_weight, n):
     weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
     valid = np.all((weights >= 0.0) & (weights < np.inf)) and np.any(weights > 0.0)
     return weights if valid else None
+
+
+def all_finite(A):
+    """Whether every value of the float ndarray A is finite; read one by one when
+    there are few of them (a one-row call's activations), where NumPy's reductions
+    cost more than the values."""
+    if A.size <= 16:
+        return all(map(math.isfinite, A.ravel().tolist()))
+    return bool(np.isfinite(A).all())
 
 
 def surely_finite(X):
