@@ -17,16 +17,26 @@
    made before timing) taking the same steps: throughput ratio. River's squared loss
    has the gradient 2 (y_hat - y), so its rate lr steps by 2 lr (y_hat - y) x, GA's
    step with eta = 2 lr; River runs with lr = eta / 2 for its weights and intercept.
+8. Streaming one event at a time, n = 20: test-then-train of the scikit-learn API
+   (a one-row predict, then partial_fit of the row, a float64 ndarray) against
+   River's LinearRegression (predict_one, then learn_one of the dict), taking the
+   same steps; and sklearn_ga.river.GAClassifier against River's
+   LogisticRegression (the same steps too) in evaluate.progressive_val_score, per
+   row net of the evaluation's own cost (the time of a learner that does nothing),
+   with the whole evaluation's ratio for information.
 """
 
 import numpy as np
 from _timing import best_times, header, one_row_calls, report, rows, sparse_data
-from river.linear_model import LinearRegression
+from river import evaluate, metrics
+from river.base import Classifier
+from river.linear_model import LinearRegression, LogisticRegression
 from river.optim import SGD as RiverSGD
 from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
 from sklearn_ga import PSI, GAClassifier, GARegressor
+from sklearn_ga import river as ga_river
 
 ETA = 0.01
 
@@ -62,6 +72,70 @@ def stream_river(dicts, y):
     model = LinearRegression(optimizer=RiverSGD(ETA / 2), intercept_lr=ETA / 2)
     for x, target in zip(dicts, y, strict=True):
         model.learn_one(x, target)
+
+
+def test_then_train(X, y, model):
+    """One-row predict, then partial_fit, of each row of X (sliced beforehand), on a
+    copy of a model fitted on the first row."""
+    model = clone(model).partial_fit(X[:1], y[:1])
+    rows = [(X[i:i + 1], y[i:i + 1]) for i in range(X.shape[0])]
+
+    def run():
+        for X_row, y_row in rows:
+            model.predict(X_row)
+            model.partial_fit(X_row, y_row)
+
+    return run
+
+
+def test_then_train_river(dicts, y, model):
+    targets = y.tolist()
+
+    def run():
+        for x, target in zip(dicts, targets, strict=True):
+            model.predict_one(x)
+            model.learn_one(x, target)
+
+    return run
+
+
+class Nothing(Classifier):
+    """A classifier that predicts False and learns nothing: the cost of the
+    evaluation around a learner's calls."""
+
+    def learn_one(self, x, y):
+        pass
+
+    def predict_proba_one(self, x):
+        return {False: 1.0}
+
+
+def evaluation(stream, model):
+    def run():
+        evaluate.progressive_val_score(stream, model.clone(), metrics.Accuracy())
+
+    return run
+
+
+def streaming_cases():
+    X, y = data(rows(20_000), n=20)
+    dicts = [dict(enumerate(row)) for row in X.tolist()]
+    ga, river = best_times(
+        test_then_train(X, y, GARegressor(eta=ETA)),
+        test_then_train_river(dicts, y, LinearRegression(
+            optimizer=RiverSGD(ETA / 2), intercept_lr=ETA / 2)))
+    m = X.shape[0]
+    report("8. one-row predict + partial_fit, n=20", ga / m, river / m,
+           "River predict_one + learn_one", 1)
+    stream = list(zip(dicts, (y > 0).tolist(), strict=True))
+    ga, river, nothing = best_times(
+        evaluation(stream, ga_river.GAClassifier()),
+        evaluation(stream, LogisticRegression()), evaluation(stream, Nothing()))
+    report("8. sklearn_ga.river in progressive_val_score, n=20, net of evaluation",
+           (ga - nothing) / m, (river - nothing) / m, "River LogisticRegression",
+           0.5)
+    report("sklearn_ga.river in progressive_val_score, n=20, whole evaluation",
+           ga / m, river / m, "River LogisticRegression", None)
 
 
 def cases():
@@ -133,6 +207,7 @@ def cases():
                            repeat=2)
     report(f"6. stream {X.shape[0]}x100, batches of 1000", ga, river,
            "River learn_one", 50, higher_is_better=True)
+    streaming_cases()
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ from ._phi import PHI
 from ._psi import PSI
 from ._regressor import GARegressor as _SklearnRegressor
 
+__all__ = ["GAClassifier", "GARegressor"]
+
 # Labels of a binary classifier, as River gives them, and their codes.
 _BINARY_CODES = {False: 0, True: 1}
 

@@ -108,3 +108,11 @@ def test_practical_guide_figures():
     assert 0.4 < r2(GARegressor(random_state=0)) < 0.5
     assert 0.43 < r2(GARegressor(psi="eg_pm", U=U, random_state=0)) < 0.53
     assert r2(GARegressor(psi="eg_pm", U=U, intercept_eta="eta", random_state=0)) < -3
+
+
+def test_streaming_examples():
+    ns = run_page("user_guide/streaming.rst")
+    # The comments on the page show these results.
+    assert ns["model"].t_ == 2000
+    assert round(float(np.mean(ns["errors"][-500:])), 2) == 0.1
+    assert str(ns["accuracy"]) == "Accuracy: 89.44%"
