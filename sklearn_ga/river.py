@@ -7,6 +7,22 @@ they fit in River's pipelines, ``evaluate.progressive_val_score`` and model
 selection. They run the compiled trial loop of :class:`sklearn_ga.GARegressor`, one
 row at a time through a buffer kept between calls, and take the same parameters.
 River is an optional dependency: ``pip install sklearn-ga[river]``.
+
+A feature enters the model when a learned row first brings it (columns in the
+order the features appeared), its parameter at Theta_1's value: 0, or 1 for
+``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
+not hold, and a feature missing from a row is 0 in that row. For the
+unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
+normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
+one that would have held the feature from the start. A normalized psi shares a
+fixed total among the features, so a new one takes its share from the others:
+for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
+weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
+``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
+``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
+(``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
+joins the norm of theta, the weights staying on the sphere of radius ``U`` and
+on the simplex.
 """
 
 try:
@@ -26,6 +42,7 @@ from sklearn.base import clone
 from ._classifier import GAClassifier as _SklearnClassifier
 from ._classifier import class_probabilities
 from ._codes import Status
+from ._passes import initial_model_loss, may_run_away, runaway
 from ._phi import PHI
 from ._psi import PSI
 from ._regressor import GARegressor as _SklearnRegressor
@@ -49,21 +66,32 @@ def _canonical(names):
 class _Learner:
     """What the two learners share: the features and classes that the stream brought,
     the parameters Theta (k x n) and b, the compiled loop over them and its one-row
-    buffers.
-
-    A feature enters the model when a learned row first brings it: its column of
-    Theta starts at Theta_1's value (``PSI[psi].start``), and it is the last column
-    (columns are in the order the features appeared). Until then predictions ignore
-    it. A feature missing from a row is 0 in that row.
-    """
+    buffers; the parameters of both, ``learn_one``, ``learn_many`` and River's test
+    parameters."""
 
     # The scikit-learn estimator that checks the parameters, builds the loop and
     # words its errors.
     _estimator = None
 
+    def __init__(self, psi, phi, eta, U, p, update, loss, Y, fit_intercept):
+        self.psi = psi
+        self.phi = phi
+        self.eta = eta
+        self.U = U
+        self.p = p
+        self.update = update
+        self.loss = loss
+        self.Y = Y
+        self.fit_intercept = fit_intercept
+        self._start()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"psi": "eg_pm"}
+
     def _start(self):
-        """Check the parameters and set up an empty model (called by
-        ``__init__``)."""
+        """Check the parameters and set up an empty model."""
         if isinstance(self.eta, str):
             raise ValueError(
                 f"eta={self.eta!r} is not available in sklearn_ga.river: "
@@ -89,6 +117,7 @@ class _Learner:
         self._buffers(None)
         self.t_ = 0
         self.cumulative_loss_ = 0.0
+        self._initial_loss_sum = 0.0
 
     def _buffers(self, terms):
         """The loop on the parameters (from ``terms`` if given) and the buffers of
@@ -179,8 +208,19 @@ class _Learner:
 
     # -- learning ------------------------------------------------------------------
 
-    def _learn_one(self, x, y, w):
-        """Learn the dict x with label or target ``y``, at weight ``w``: one trial."""
+    def learn_one(self, x, y, w=1.0):
+        """Learn the features ``x`` (dict) and target or label ``y``: one trial.
+
+        Parameters
+        ----------
+        x : dict
+            Features by name; a feature missing is 0.
+        y : float or label
+            Regressor: a target in the range of ``phi``. Classifier: ``False`` /
+            ``True`` (binary), any hashable label for ``phi="softmax"``.
+        w : float, default=1.0
+            Sample weight, >= 0: the trial's step is ``w * eta``.
+        """
         if not 0.0 <= w < np.inf:
             raise ValueError(f"The sample weight w must be finite and >= 0; got {w!r}.")
         features = self._features
@@ -203,13 +243,17 @@ class _Learner:
         try:
             status, trials, loss = loop.run_dense(self._x, self._target, self._weight,
                                                   self._order)
+            initial_loss = self._initial_loss(self._x, self._target, self._weight)
         finally:
             row[columns] = 0.0
-        if status != Status.OK:
+        try:
+            if status != Status.OK:
+                self._check_finite(values)
+                raise self._settings._divergence(self.t_ + 1, float(self.eta))
+            self._count(1, loss, initial_loss)
+        except ValueError:
             loop.restore()
-            self._check_finite(values)
-            raise self._settings._divergence(self.t_ + 1, float(self.eta))
-        self._count(1, loss)
+            raise
 
     def _learn_grown(self, x, y, w):
         """``_learn_one`` of a row that brings new features or a new class: the trial
@@ -227,24 +271,48 @@ class _Learner:
         self._theta, self._intercept = theta, intercept
         try:
             self._buffers(None)
-            self._learn_one(x, y, w)
+            self.learn_one(x, y, w)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
 
-    def _count(self, trials, loss):
+    def _initial_loss(self, X, Y, weights):
+        """The loss of the model at Theta_1 on the rows X, the reference of the
+        runaway check of the scikit-learn estimators (0 where a run of this psi and
+        phi cannot run away while finite)."""
+        if not may_run_away(self.psi, self.phi):
+            return 0.0
+        return initial_model_loss(X, Y, weights, self.psi, self.phi, float(self.U),
+                                  float(self.p))
+
+    def _count(self, trials, loss, initial_loss=0.0):
+        """Count trials of this loss; the same divergence errors as the
+        scikit-learn estimators' for a loss that overflows or runs away."""
         cumulative_loss = self.cumulative_loss_ + loss
-        if not math.isfinite(cumulative_loss):
-            raise self._settings._divergence(self.t_ + trials, float(self.eta), cause=(
-                "the sum of the losses overflowed"))
+        initial_loss += self._initial_loss_sum
+        cause = (runaway(cumulative_loss, initial_loss)
+                 if math.isfinite(cumulative_loss)
+                 else "the sum of the losses overflowed")
+        if cause:
+            raise self._settings._divergence(self.t_ + trials, float(self.eta),
+                                             cause=cause)
         self.t_ += trials
-        self.cumulative_loss_ = cumulative_loss
+        self.cumulative_loss_, self._initial_loss_sum = cumulative_loss, initial_loss
         self._coef = None
 
-    def _learn_many(self, X, y, w):
-        """Learn the rows of the DataFrame X in order, as ``learn_one`` would, one
-        after the other."""
+    def learn_many(self, X, y, w=1.0):
+        """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One row per sample, one column per feature (no missing values).
+        y : pandas.Series
+            Targets (regressor) or labels (classifier).
+        w : float or pandas.Series, default=1.0
+            Sample weights.
+        """
         names = list(X.columns)
         if len(set(names)) != len(names):
             raise ValueError("X has columns of the same name; name each feature once.")
@@ -299,7 +367,7 @@ class _Learner:
                                                     np.arange(m, dtype=np.intp))
         if status != Status.OK:
             raise self._settings._divergence(self.t_ + trials + 1, float(self.eta))
-        self._count(m, loss)
+        self._count(m, loss, self._initial_loss(X, Y, weights))
 
     # -- prediction ----------------------------------------------------------------
 
@@ -384,21 +452,8 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     updates, as one row of :meth:`sklearn_ga.GARegressor.partial_fit` does (the same
     compiled loop, the same numbers).
 
-    A feature enters the model when a learned row first brings it (columns in the
-    order the features appeared), its parameter at Theta_1's value: 0, or 1 for
-    ``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
-    not hold, and a feature missing from a row is 0 in that row. For the
-    unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
-    normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
-    one that would have held the feature from the start. A normalized psi shares a
-    fixed total among the features, so a new one takes its share from the others:
-    for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
-    weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
-    ``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
-    ``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
-    (``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
-    joins the norm of theta, the weights staying on the sphere of radius ``U`` and
-    on the simplex.
+    Features enter the model as the stream brings them, as the module's
+    docstring describes (new ones at Theta_1's value).
 
     Parameters
     ----------
@@ -459,16 +514,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
 
     def __init__(self, psi="identity", phi="identity", eta=0.01, U=1.0, p=2.0,
                  update="implicit", loss="matching", Y=None, fit_intercept=True):
-        self.psi = psi
-        self.phi = phi
-        self.eta = eta
-        self.U = U
-        self.p = p
-        self.update = update
-        self.loss = loss
-        self.Y = Y
-        self.fit_intercept = fit_intercept
-        self._start()
+        super().__init__(psi, phi, eta, U, p, update, loss, Y, fit_intercept)
         if PHI[phi].rowwise:
             raise ValueError(
                 f"phi={phi!r} predicts a row of the simplex, not one number; use "
@@ -482,29 +528,13 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
         except (TypeError, ValueError):
             raise ValueError(f"y must be a number; got {y!r}.") from None
         phi = PHI[self.phi]
-        inside = (phi.low <= target <= phi.high if phi.closed
-                  else phi.low < target < phi.high)
-        if not (inside and np.isfinite(target)):
+        if not (math.isfinite(target) and phi.inside(target)):
             raise ValueError(
                 f"phi={self.phi!r} predicts values in {phi.range_text()}, but y is "
                 f"{target!r}. Rescale y into that range or choose another phi "
                 "(phi='identity' accepts any finite target)."
             )
         row[0] = target
-
-    def learn_one(self, x, y, w=1.0):
-        """Learn the features ``x`` (dict) and target ``y``: one trial.
-
-        Parameters
-        ----------
-        x : dict
-            Features by name; a feature missing is 0.
-        y : float
-            Target, in the range of ``phi``.
-        w : float, default=1.0
-            Sample weight, >= 0: the trial's step is ``w * eta``.
-        """
-        self._learn_one(x, y, w)
 
     def predict_one(self, x):
         """``phi(psi(theta) . x + b)`` for the features ``x`` (dict).
@@ -520,20 +550,6 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
             The prediction.
         """
         return float(self._outputs(self._activations_one(x)[None, :])[0, 0])
-
-    def learn_many(self, X, y, w=1.0):
-        """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature (no missing values).
-        y : pandas.Series
-            Targets.
-        w : float or pandas.Series, default=1.0
-            Sample weights.
-        """
-        self._learn_many(X, y, w)
 
     def predict_many(self, X):
         """:meth:`predict_one` of each row of ``X``.
@@ -561,10 +577,6 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
             )
         return outputs
 
-    @classmethod
-    def _unit_test_params(cls):
-        yield {}
-        yield {"psi": "eg_pm"}
 
 
 class GAClassifier(_Learner, base.MiniBatchClassifier):
@@ -579,21 +591,8 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
     with its row at Theta_1's value and intercept 0 (until two classes are known a
     trial changes nothing: the one class has probability 1).
 
-    A feature enters the model when a learned row first brings it (columns in the
-    order the features appeared), its parameter at Theta_1's value: 0, or 1 for
-    ``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
-    not hold, and a feature missing from a row is 0 in that row. For the
-    unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
-    normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
-    one that would have held the feature from the start. A normalized psi shares a
-    fixed total among the features, so a new one takes its share from the others:
-    for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
-    weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
-    ``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
-    ``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
-    (``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
-    joins the norm of theta, the weights staying on the sphere of radius ``U`` and
-    on the simplex.
+    Features enter the model as the stream brings them, as the module's
+    docstring describes (new ones at Theta_1's value).
 
     Parameters
     ----------
@@ -650,16 +649,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
 
     def __init__(self, psi="identity", phi="logistic", eta=0.01, U=1.0, p=2.0,
                  update="explicit", loss="matching", Y=None, fit_intercept=True):
-        self.psi = psi
-        self.phi = phi
-        self.eta = eta
-        self.U = U
-        self.p = p
-        self.update = update
-        self.loss = loss
-        self.Y = Y
-        self.fit_intercept = fit_intercept
-        self._start()
+        super().__init__(psi, phi, eta, U, p, update, loss, Y, fit_intercept)
 
     @property
     def _multiclass(self):
@@ -680,20 +670,6 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
                 "for other labels or more classes."
             ) from None
         row[0] = code or PHI[self.phi].low  # (0, or -1 for tanh and sign)
-
-    def learn_one(self, x, y, w=1.0):
-        """Learn the features ``x`` (dict) and label ``y``: one trial.
-
-        Parameters
-        ----------
-        x : dict
-            Features by name; a feature missing is 0.
-        y : bool or label
-            ``False`` / ``True`` (binary), any hashable label for ``phi="softmax"``.
-        w : float, default=1.0
-            Sample weight, >= 0: the trial's step is ``w * eta``.
-        """
-        self._learn_one(x, y, w)
 
     def predict_proba_one(self, x):
         """Probabilities of the classes for the features ``x`` (dict).
@@ -731,20 +707,6 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         if not self._classes:
             return None
         return self._labels(self._activations_one(x)[None, :])[0]
-
-    def learn_many(self, X, y, w=1.0):
-        """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature (no missing values).
-        y : pandas.Series
-            Labels.
-        w : float or pandas.Series, default=1.0
-            Sample weights.
-        """
-        self._learn_many(X, y, w)
 
     def predict_proba_many(self, X):
         """:meth:`predict_proba_one` of each row of ``X``.
@@ -803,7 +765,6 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
 
     @classmethod
     def _unit_test_params(cls):
-        yield {}
-        yield {"psi": "eg_pm"}
+        yield from super()._unit_test_params()
         yield {"phi": "softmax"}
         yield {"psi": "eg_pm", "phi": "softmax"}

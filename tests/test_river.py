@@ -352,12 +352,13 @@ BAD_LEARN_ONE = [
                          [case[1:] for case in BAD_LEARN_ONE],
                          ids=[case[0] for case in BAD_LEARN_ONE])
 def test_a_failed_learn_one_leaves_the_model_as_it_was(make, x, y, match):
-    model = trained(make())
+    # (Two rows: the runaway check stops eta=1e3 on the stream soon after.)
+    model = trained(make(), m=2)
     before = pickle.dumps(model)
     with pytest.raises(ValueError, match=match):
         model.learn_one(x, y)
     assert pickle.dumps(model) == before
-    model.learn_one({"a": 0.5}, 0.5 if isinstance(model, GARegressor) else True)
+    model.predict_one({"a": 0.5})
 
 
 def test_a_negative_sample_weight_is_refused():
@@ -376,7 +377,7 @@ def test_a_negative_sample_weight_is_refused():
     (pd.DataFrame({"a": [1.0, 1e200], "zz": [0.0, 1.0]}), [1.0, 2.0], "diverged"),
 ])
 def test_a_failed_learn_many_leaves_the_model_as_it_was(X, y, match):
-    model = trained(GARegressor(eta=1e3, update="explicit"))
+    model = trained(GARegressor(update="explicit"))
     before = pickle.dumps(model)
     with pytest.raises(ValueError, match=match):
         model.learn_many(X, pd.Series(y))
@@ -417,3 +418,23 @@ def test_a_pickled_learner_continues_exactly(learner, rows):
 def test_bad_parameters_are_refused_at_construction(params, match):
     with pytest.raises(ValueError, match=match):
         GARegressor(**params)
+
+
+def test_a_runaway_stream_is_stopped_as_partial_fit_stops_it():
+    # Explicit steps at eta (||x||^2 + 1) > 2 overshoot more at each trial: the loss
+    # grows while every value stays finite, until the runaway check stops it, at
+    # the same trial for both APIs, leaving the model as it was.
+    learner = GARegressor(eta=3.0, update="explicit")
+    estimator = SklearnRegressor(eta=3.0, update="explicit")
+    for _ in range(100):
+        try:
+            estimator.partial_fit(np.ones((1, 2)), [1.0])
+        except ValueError as error:
+            assert "running away" in str(error)
+            break
+        learner.learn_one({"a": 1.0, "b": 1.0}, 1.0)
+    assert 2 < learner.t_ == estimator.t_ < 100
+    before = pickle.dumps(learner)
+    with pytest.raises(ValueError, match="running away"):
+        learner.learn_one({"a": 1.0, "b": 1.0}, 1.0)
+    assert pickle.dumps(learner) == before
