@@ -9,9 +9,9 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGA
-from ._engine import fit_context, one_row_first
 from ._phi import CLASSIFICATION_PHI, PHI
 from ._psi import PSI
+from ._state import fit_context, one_row_first
 
 
 def _class_labels(classes):

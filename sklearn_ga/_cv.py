@@ -26,12 +26,12 @@ from sklearn.utils.validation import assert_all_finite
 
 from ._classifier import GAClassifier
 from ._codes import Status
-from ._engine import Kept, KeptLoop, batch_columns, fit_context, read_only
 from ._kernel import BLOCK_ROWS, block_grams, block_run
 from ._passes import TrialRunner
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._regressor import GARegressor
+from ._state import Kept, KeptLoop, batch_columns, fit_context, read_only
 
 # Dense rows per chunk: about this many bytes of X, so a chunk stays in cache while
 # every configuration learns it.

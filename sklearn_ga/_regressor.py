@@ -8,9 +8,9 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseGA
-from ._engine import fit_context, one_row_first
 from ._phi import PHI, REGRESSION_PHI
 from ._psi import PSI
+from ._state import fit_context, one_row_first
 
 
 class GARegressor(RegressorMixin, BaseGA):
