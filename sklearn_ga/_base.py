@@ -23,6 +23,7 @@ from sklearn.utils.validation import (
 )
 
 from ._engine import Engine
+from ._one_row import one_row_path
 from ._phi import PHI
 from ._psi import PSI
 from ._validation import (
@@ -281,15 +282,18 @@ class BaseGA(Engine, BaseEstimator):
     # -- prediction ----------------------------------------------------------------
 
     def _one_row_activations(self, X):
-        """The activations of X if it is one row that the checks of
-        :meth:`_activations` would pass on as it is (a float64 ndarray of
-        ``n_features_in_`` columns, to a model fitted without feature names) and
-        they are finite (so is X, then); else None: those checks then run, and
-        report what is wrong."""
-        fitted = self.__dict__
-        if ("theta_" in fitted and "feature_names_in_" not in fitted
-                and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
-                and X.shape[0] == 1 and X.shape[1] == fitted["n_features_in_"]):
+        """The activations of X if it is one ndarray row that the model's one-row
+        path reads (:mod:`sklearn_ga._one_row`) and they are finite; else None: the
+        checks of :meth:`_activations` then run, and report what is wrong."""
+        if type(X) is not np.ndarray or X.ndim != 2 or X.shape[0] != 1:
+            return None
+        path = self.__dict__.get("_one_row") or one_row_path(self)
+        if path is None:
+            return None
+        if path.predicts:
+            return path.activations(X)
+        # An averaging model predicts with the averages, from coef_.
+        if X.dtype == np.float64 and X.shape[1] == self.n_features_in_:
             A = self._linear(X, self.coef_.reshape(self.theta_.shape))
             if all_finite(A):
                 return A
@@ -346,9 +350,14 @@ class BaseGA(Engine, BaseEstimator):
         return np.clip(A, *bounds)
 
     def _outputs(self, A):
-        """phi(A), checked to be finite (phi='exp' can overflow)."""
+        """phi(A) of finite activations A, checked to be finite where it can
+        overflow: phi unbounded above but not below, exp."""
+        entry = PHI[self._fitted_phi]
+        A = self._clip_activations(A)
+        if entry.high < np.inf or entry.low == -np.inf:
+            return entry.transfer(A)
         with np.errstate(over="ignore"):  # overflow is reported below, as an error
-            Y = PHI[self._fitted_phi].transfer(self._clip_activations(A))
+            Y = entry.transfer(A)
         if not all_finite(Y):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="

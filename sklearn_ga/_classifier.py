@@ -395,7 +395,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         return weights if sample_weight is None else sample_weight * weights
 
     def _one_row_targets(self, y, kept):
-        """The encoded targets (1, k) of a one-row ``partial_fit`` if y is an
+        """The encoded targets (k,) of a one-row ``partial_fit`` if y is an
         ndarray of one known label (of a numeric or str dtype); else None. The
         classes' targets are encoded once for the kept loop."""
         if type(y) is not np.ndarray or y.shape != (1,) or y.dtype.kind not in "biufU":
@@ -403,7 +403,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         if kept.targets is None:
             Y = self._encode_targets(self.classes_, first_call=False)
             Y.flags.writeable = False
-            kept.targets = {label: Y[code:code + 1]
+            kept.targets = {label: Y[code]
                             for code, label in enumerate(self.classes_.tolist())}
         return kept.targets.get(y[0])
 

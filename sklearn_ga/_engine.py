@@ -9,7 +9,6 @@ the model as it was (``fit_context``, ``TrialLoop.save``/``restore``). The data 
 is described in doc/developers/architecture.rst.
 """
 
-import operator
 import time
 import warnings
 
@@ -19,6 +18,7 @@ from sklearn.utils import check_random_state
 
 from ._codes import LossCode, Status, UpdateCode
 from ._kernel import TrialLoop
+from ._one_row import one_row_path
 from ._passes import (
     Chunks,
     Interrupt,
@@ -56,12 +56,19 @@ class Engine:
     # Whether theta_ and intercept_ may be assigned (not the selected row of a grid).
     _assignable_parameters = True
 
+    def __setattr__(self, name, value):
+        # A parameter set anew is validated by the next call: not a one-row path's.
+        if name in self._parameter_constraints:
+            self.__dict__.pop("_one_row", None)
+        super().__setattr__(name, value)
+
     def _assign(self, name, value):
         """Set ``theta_`` or ``intercept_`` (``name``) to a validated read-only copy
         of ``value``; for theta_, ``coef_`` to psi(theta_) at once. The next call
         builds its loop on them (the kept loop no longer holds the model's
         parameters), and the counters ``t_`` and ``cumulative_loss_`` go on."""
         model = type(self).__name__
+        self.__dict__.pop("_one_row", None)  # (built on the parameters replaced)
         if not self._assignable_parameters:
             raise AttributeError(
                 f"{name} of {model} is the selected configuration's row of "
@@ -110,6 +117,7 @@ class Engine:
         with self._training_lock():
             state = dict(super().__getstate__())  # (object's is __dict__ itself)
             state.pop("_training")
+            state.pop("_one_row", None)  # (a copy builds its own)
             kept = state.pop("_kept_loop", None)
             if kept is None:
                 return state
@@ -219,40 +227,13 @@ class Engine:
         return self
 
     def _one_row_trial(self, X, y):
-        """``partial_fit(X, y)`` of one row through the kept loop, without the
-        general validation, when the call is what the loop reads as it is: X a
-        C-contiguous float64 ndarray of one row of ``n_features_in_`` columns, to a
-        model fitted without feature names (nor ``coef_`` set by hand) whose
-        parameters are the very objects of its last call and its ``theta_`` and
-        ``intercept_`` the loop's, without ``verbose``, and y a target that
-        ``_one_row_targets`` encodes, at a step that no class weight scales. True
-        if done. False if anything is otherwise, or if the trial failed (the loop
-        is then put back): the caller takes the general path, which reports what is
-        wrong with the errors it always has. The trial runs as the general path's
-        (``_run``): the same rates, following the row, and the same runaway check.
-        """
-        fitted = self.__dict__
-        kept = fitted.get("_kept_loop")
-        if (kept is None or kept.params is None or "coef_" in fitted
-                or "feature_names_in_" in fitted or type(X) is not np.ndarray
-                or X.dtype != np.float64 or X.ndim != 2 or X.shape[0] != 1
-                or X.shape[1] != kept.theta.shape[1] or not X.flags.c_contiguous
-                or fitted["theta_"] is not kept.theta
-                or fitted["intercept_"] is not kept.intercept or self.verbose
-                or not all(map(operator.is_, self._param_values(), kept.params))):
+        """``partial_fit(X, y)`` through the model's one-row path
+        (:mod:`sklearn_ga._one_row`) if X is one ndarray row and the path can run
+        the call; True if it did, else False with nothing changed."""
+        if type(X) is not np.ndarray or X.ndim != 2 or X.shape[0] != 1:
             return False
-        Y = self._one_row_targets(y, kept)
-        if Y is None or self._step_weights(Y, None) is not None:
-            return False
-        with self._training_lock():
-            if self.__dict__.get("_kept_loop") is not kept:  # (another call's since)
-                return False
-            try:
-                self._run(X, Y, None, first_call=False, epochs=False)
-            except Exception:  # (the general path raises its error again)
-                return False
-            self.validation_scores_ = None
-            return True
+        path = self.__dict__.get("_one_row") or one_row_path(self)
+        return path is not None and path.learn(self, X, y)
 
     def _loop_key(self):
         """What a trial loop is built from, besides the parameters."""
@@ -584,6 +565,7 @@ class Engine:
         """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
         computes it faster than the registry's NumPy functions), or None for
         ``coef_`` from the kept loop (``_keep``)."""
+        self.__dict__.pop("_one_row", None)  # (built on the state before the call)
         self.eta_ = eta
         self.intercept_eta_ = (intercept_eta if intercept_eta is not None
                                else eta if self.fit_intercept else 0.0)

@@ -12,6 +12,10 @@ from ._phi import PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._state import fit_context, one_row_first
 
+# The dtype of float64 targets as NumPy gives it (others, even equal, take the
+# general path).
+_FLOAT64 = np.dtype(np.float64)
+
 
 class GARegressor(RegressorMixin, BaseGA):
     """General additive on-line regressor GA(psi, phi, Theta, eta) of Kivinen & Warmuth.
@@ -329,16 +333,16 @@ class GARegressor(RegressorMixin, BaseGA):
         return weights[0] if self._single_output else weights
 
     def _one_row_targets(self, y, kept):
-        """The targets (1, 1) of a one-row ``partial_fit`` if y is a float64 ndarray
+        """The targets (1,) of a one-row ``partial_fit`` if y is a float64 ndarray
         of one finite number in the range of phi, to a model of one output; else
         None."""
-        if (type(y) is not np.ndarray or y.dtype != np.float64 or y.shape != (1,)
+        if (type(y) is not np.ndarray or y.dtype is not _FLOAT64 or y.shape != (1,)
                 or not self._single_output):
             return None
         value = y.item()
         if not (math.isfinite(value) and PHI[self.phi].inside(value)):
             return None
-        return y.reshape(1, 1)
+        return y
 
     @fit_context
     def fit(self, X, y, sample_weight=None, *, coef_init=None, intercept_init=None):

@@ -183,6 +183,7 @@ class _Weights:
         return fitted["_kept_loop"].coef(model._shape_coef)
 
     def __set__(self, model, value):
+        model.__dict__.pop("_one_row", None)  # (it predicts from the kept loop)
         model.__dict__["coef_"] = value
 
     def __delete__(self, model):
@@ -270,8 +271,9 @@ def one_row_first(partial_fit):
 
     @functools.wraps(partial_fit)
     def wrapper(self, X, y, *args, **kwargs):
-        if (not any(arg is not None for arg in args)
-                and not any(arg is not None for arg in kwargs.values())
+        if ((not (args or kwargs)
+             or (not any(arg is not None for arg in args)
+                 and not any(arg is not None for arg in kwargs.values())))
                 and self._one_row_trial(X, y)):
             return self
         return checked(self, X, y, *args, **kwargs)

@@ -11,6 +11,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_ga import GAClassifier, GARegressor
 from sklearn_ga._base import BaseGA
+from sklearn_ga._one_row import one_row_path
+from sklearn_ga._psi import PSI
 
 
 @contextlib.contextmanager
@@ -87,6 +89,7 @@ def test_fast_path_returns_what_the_general_path_returns(model, target, fast_cal
         X[:5], y[:5], **({"classes": np.unique(y)} if "Classifier" in repr(model)
                          else {}))
     general = pickle.loads(pickle.dumps(fast))
+    changes = fast.n_eta_changes_
     for t in range(5, X.shape[0]):
         x, target_t = X[t:t + 1], y[t:t + 1]
         got = outputs(fast, x)
@@ -94,9 +97,19 @@ def test_fast_path_returns_what_the_general_path_returns(model, target, fast_cal
         with general_path():
             expected = outputs(general, x)
             general.partial_fit(x, target_t)
+        # (The one-row path sums the activations in the loop's order, the general
+        # path by BLAS: the last bits may differ.)
         for a, b in zip(got, expected, strict=True):
-            np.testing.assert_array_equal(a, b)
-    assert fast_calls["trial"] == X.shape[0] - 5
+            if a.dtype.kind == "f":
+                np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+            else:
+                np.testing.assert_array_equal(a, b)
+    # Every row took the one-row path, but those that lowered the rate of
+    # eta="theory" (which the general path computes), and all of phi="exp"'s,
+    # whose rate's constant follows the rows.
+    lowered = general.n_eta_changes_ - changes
+    follows = model.eta == "theory" and model.phi == "exp"
+    assert fast_calls["trial"] == (0 if follows else X.shape[0] - 5 - lowered)
     assert fast_calls["activations"] >= X.shape[0] - 5
     np.testing.assert_array_equal(fast.theta_, general.theta_)
     np.testing.assert_array_equal(fast.coef_, general.coef_)
@@ -228,3 +241,24 @@ def test_class_weights_take_the_general_path(fast_calls):
             general.partial_fit(X[t:t + 1], labels[t:t + 1])
     np.testing.assert_array_equal(weighted.theta_, general.theta_)
     assert fast_calls["trial"] == 0
+
+
+@pytest.mark.parametrize("psi", sorted(PSI))
+def test_the_compiled_row_bound_is_the_registrys(psi):
+    # The one-row path lowers no rate: a row whose bound (KW01 eq. 28) exceeds the
+    # largest seen takes the general path. The compiled bound must be psi's.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 7)) * rng.uniform(0.1, 10.0, size=(40, 1))
+    X[3] = 0.0
+    X[4, :3] = 0.0
+    U, p = 2.5, 3.0
+    model = GARegressor(psi=psi, U=U, p=p).partial_fit(X[:2], [0.5, 0.2])
+    calls = one_row_path(model).calls
+    entry = PSI[psi]
+    for row, target in zip(X, rng.normal(scale=3.0, size=40), strict=True):
+        y = np.array([target])
+        expected = float(entry.row_bounds(row[None, :], U, p)[0])
+        if entry.growing_weights:
+            growth = entry.weight_power  # (update="explicit")
+            expected *= max(abs(target), 1.0) ** growth
+        assert calls.bound(row[None, :], y) == pytest.approx(expected, rel=1e-13)

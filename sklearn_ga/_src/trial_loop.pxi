@@ -125,6 +125,7 @@ cdef class TrialLoop:
     cdef object journal_buffers  # the arrays journal views, kept for the next save
     cdef State saved_state
     cdef object outputs_inner  # theta, outputs innermost (_columns_first), while held
+    cdef bint running          # a run is in its nogil part (OneRow reads wait)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
                  double eta, double U, double p, bint fit_intercept,
@@ -364,6 +365,7 @@ cdef class TrialLoop:
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = self.s.x_top_ready = self.s.squares_ready = False
+        self.running = True
         with nogil:
             while t < n_trials:
                 _trial_rates(&self.s, per_trial, t)
@@ -382,6 +384,7 @@ cdef class TrialLoop:
             if ok:
                 _fold_all(&self.s)
             ok = ok and _state_finite(&self.s, no_index, 0)
+        self.running = False
         self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         return (OK if ok else DIVERGED), t, total
 
@@ -439,6 +442,7 @@ cdef class TrialLoop:
             with nogil:
                 _swap_layout(&self.s, True)
             self.outputs_inner = copy  # (weights read it from now on)
+        self.running = True
         with nogil:
             if _outputs_apart(&self.s) and self.s.theta_t == NULL:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
@@ -456,6 +460,7 @@ cdef class TrialLoop:
             ok = ok and not unreadable and _state_finite(
                 &self.s, <const index_t*>NULL if check_rows else columns,
                 indptr[indptr.shape[0] - 1])
+        self.running = False
         self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         if not (hold and ok):
             self.release()

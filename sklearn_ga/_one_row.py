@@ -1,0 +1,147 @@
+"""The one-row path: a stream's test-then-train step without the general path's
+per-call work.
+
+A one-row ``partial_fit`` of the general path validates the call, prepares the
+rates from the row, saves the kept loop, runs a pass of one trial, checks the
+loss against the runaway reference and sets the fitted attributes: about a
+hundred times the trial itself. :class:`OneRowPath` does the same in one compiled
+call (:class:`sklearn_ga._kernel.OneRow`) wherever the outcome is known to be the
+general path's:
+
+* the call is ``partial_fit(X, y)`` of one C-contiguous float64 ndarray row of
+  the fitted width, to a model fitted without feature names (nor ``coef_`` set
+  by hand) and without ``verbose``, whose parameters have not been set since
+  its last call; y a target that ``_one_row_targets`` encodes; no step weights
+  (sample or class weights);
+* the row leaves the rates as they are: a constant ``eta``, or a row that does not
+  raise the bound of ``eta="theory"`` (whose rate would then fall, which the
+  general path computes), scaled by ``invscaling``'s schedule;
+* the trial succeeds and does not run away (see ``may_run_away``).
+
+Anything else, including every error, goes to the general path, which then does
+(or reports) what it always does; a trial that failed is undone first. The
+predictions of one row read the activations from the loop's terms in the same
+way. The path is built at the first one-row call after a general call, and
+dropped when a parameter is set (``Engine.__setattr__``) or a general call
+changes the model (any ``partial_fit`` or ``fit`` that does not take it).
+"""
+
+import operator
+
+import numpy as np
+
+from ._kernel import OneRow
+from ._passes import RUNAWAY_RATIO, _start_weights, may_run_away
+from ._phi import PHI
+from ._rates import InvScaling, Rates, TheoryRates
+
+_NDARRAY = np.ndarray
+
+
+def one_row_path(model):
+    """The model's :class:`OneRowPath`, built if it has none; None if its state
+    does not allow one (the general path then runs)."""
+    path = model.__dict__.get("_one_row")
+    if path is None:
+        path = OneRowPath.of(model) or False
+        model.__dict__["_one_row"] = path
+    return path or None
+
+
+class OneRowPath:
+    """The one-row calls of a model in its current state (see the module
+    docstring). Not copied or pickled (``Engine.__getstate__``): a copy builds its
+    own."""
+
+    __slots__ = ("kept", "calls", "pair", "power_t", "measured", "predicts", "lock")
+
+    @classmethod
+    def of(cls, model):
+        """The path of ``model``, or None where the general path must run."""
+        fitted = model.__dict__
+        kept = fitted.get("_kept_loop")
+        if (kept is None or kept.params is None or "coef_" in fitted
+                or "feature_names_in_" in fitted or model.verbose
+                or fitted["theta_"] is not kept.theta
+                or fitted["intercept_"] is not kept.intercept
+                or not all(map(operator.is_, model._param_values(), kept.params))
+                or kept.key != model._loop_key()):
+            return None
+        return cls(model, kept)
+
+    def __init__(self, model, kept):
+        self.kept, self.lock = kept, model._training_lock().lock
+        k, n = kept.theta.shape
+        rates = model._rates(False, n)
+        self.power_t = None
+        if isinstance(rates, InvScaling):
+            self.power_t, rates = rates.power_t, rates.base
+        self.pair = rates.current()
+        bound_limit, growth = np.inf, 0.0
+        if isinstance(rates, TheoryRates):
+            B, S, _, _ = rates.committed
+            c = PHI[model.phi].c
+            # (A row raises S unless it is 1 already; c follows the rows for exp.)
+            if (S < 1.0 or (c is not None and not np.isfinite(c))
+                    or (rates.natural and rates.entry.no_natural_rate is not None)):
+                self.pair = None
+            bound_limit = B
+            growth = float(rates.growth) if rates.entry.growing_weights else 0.0
+        elif type(rates) is not Rates:
+            self.pair = None
+        if getattr(model, "class_weight", None) is not None:
+            self.pair = None  # (class weights scale the steps: the general path)
+        checked = may_run_away(model.psi, model.phi)
+        start = (_start_weights(model._loop_psi(), n, float(model.U), float(model.p))
+                 if checked else None)
+        self.measured = model.alpha == 0
+        # (An averaging model predicts with the averages, not the loop's weights.)
+        self.predicts = not kept.averaging
+        self.calls = OneRow(kept.loop, start, RUNAWAY_RATIO if checked else 0.0,
+                            bound_limit, growth, int(model.average))
+
+    def learn(self, model, X, y):
+        """Run ``partial_fit(X, y)`` if this path can (see the module docstring);
+        True if done, else False with nothing changed."""
+        if self.pair is None or type(X) is not _NDARRAY:
+            return False
+        target = model._one_row_targets(y, self.kept)
+        if target is None:
+            return False
+        fitted = model.__dict__
+        with self.lock:
+            if fitted.get("_one_row") is not self:  # (another call's since)
+                return False
+            t = fitted["t_"]
+            eta, intercept_eta = self.pair
+            if self.power_t is not None:
+                scale = (t + 1.0) ** -self.power_t
+                eta, intercept_eta = eta * scale, intercept_eta * scale
+            try:
+                sums = self.calls.learn(X, target, eta, intercept_eta, t,
+                                        fitted["cumulative_loss_"],
+                                        fitted["_initial_loss"])
+            except (ValueError, TypeError, BufferError):  # (X is not float64 C rows)
+                return False
+            if sums is None:
+                return False
+            kept = self.kept
+            # Weights read before, or while, the trial ran are not kept for later.
+            kept.generation += 2
+            kept.cached = None
+            fitted["t_"] = t + 1
+            fitted["cumulative_loss_"], fitted["_initial_loss"], path = sums
+            fitted["path_measure_"] = path if self.measured else np.nan
+            fitted["n_iter_"] = 1
+            fitted["validation_scores_"] = None
+            return True
+
+    def activations(self, X):
+        """The activations (1, k) of X if it is one row that this path reads (a
+        C-contiguous float64 ndarray of the fitted width) and they are finite; else
+        None: the general path then runs (and reports what is wrong)."""
+        try:
+            A = self.calls.activations(X)
+        except (ValueError, TypeError, BufferError):
+            return None
+        return A

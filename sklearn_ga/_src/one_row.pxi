@@ -1,0 +1,165 @@
+# The one-row calls of a stream (test-then-train, one event at a time): a trial on
+# one dense row, or its activations, in one compiled call each. A call does what
+# the general path does around a one-trial run (the rate's bound, the save that
+# undoes a failed trial, the runaway check's reference), so that it costs little
+# more than the trial itself; the estimators' _one_row.py decides when it applies.
+
+
+cdef double _row_bound(State* s, const double* x, const double* y,
+                       double growth) noexcept nogil:
+    """x^T Dpsi x of KW01 eq. (28) at its sup over theta, for the dense row x: the
+    ``row_bounds`` of psi in _psi.py's registry (where it is defined; the tests
+    check that the two agree), times max(|y|, 1)^growth for the psi of growing
+    weights (the default rate's rule for EGU and Burg)."""
+    cdef Py_ssize_t i, n = s.n
+    cdef double high, low, total = 0.0, top, largest = 1.0
+    if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
+        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4.
+        high = low = x[0]
+        for i in range(1, n):
+            high, low = fmax(high, x[i]), fmin(low, x[i])
+        return (high - low) * (high - low) / 4.0
+    if s.psi == PSI_EG_PM:
+        top = ga_max(x, n, 1)
+        return s.U * s.U * top * top
+    if s.psi == PSI_PNORM:
+        # ||x||_p in units of the largest |x_i|, as _row_norms computes it.
+        top = ga_max(x, n, 1)
+        if top == 0.0:
+            return 0.0
+        for i in range(n):
+            total += pow(fabs(x[i]) / top, s.p)
+        top *= pow(total, 1.0 / s.p)
+        return (s.p - 1.0) * top * top
+    total = ga_dot(x, x, n)
+    if growth > 0.0:
+        for i in range(s.k):
+            largest = fmax(largest, fabs(y[i]))
+        total *= pow(largest, growth)
+    return total
+
+
+cdef class OneRow:
+    """One-row trials and activations on a :class:`TrialLoop`.
+
+    Parameters
+    ----------
+    loop : TrialLoop
+        The loop that the calls read and train.
+    start : ndarray of shape (n,), float64, or None
+        psi(Theta_1), the weights of the initial model whose loss on each row the
+        runaway check compares with (None: weights 0).
+    runaway_ratio : float
+        A trial whose cumulative loss exceeds this many times the initial model's
+        is not taken (0: no check; see ``may_run_away``).
+    bound_limit : float
+        A row whose bound exceeds it is not taken (infinite: no bound is computed).
+    growth : float
+        The power of the largest |target| in the row bound of psi = exp and burg
+        (``TheoryRates.growth``); 0 for the other psi.
+    average : int
+        The trial (counted since the model was reset, from 1) from which an
+        averaging loop averages (SGD's ``average``).
+    """
+    cdef TrialLoop loop
+    cdef const double[::1] start
+    cdef bint has_start
+    cdef double runaway_ratio, bound_limit, growth
+    cdef Py_ssize_t average
+
+    def __init__(self, TrialLoop loop, start, double runaway_ratio,
+                 double bound_limit, double growth, Py_ssize_t average):
+        self.loop = loop
+        self.has_start = start is not None
+        if self.has_start:
+            self.start = start
+        self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
+        self.growth, self.average = growth, average
+        loop.save()  # (allocates the copy that each trial refreshes)
+
+    def bound(self, const double[:, ::1] X, const double[::1] y):
+        """The row bound of the one row of X (of target y): for the tests."""
+        return _row_bound(&self.loop.s, &X[0, 0], &y[0], self.growth)
+
+    def activations(self, const double[:, ::1] X):
+        """``X psi(Theta)^T + b`` of one row X of n features, as a new (1, k)
+        array; None if one is not finite (the general path reports it), while a
+        run of the loop is under way in another thread, or while one holds theta
+        in another layout (the general path then reads the weights).
+        """
+        import numpy as np
+
+        cdef TrialLoop loop = self.loop
+        cdef State* s = &loop.s
+        cdef Py_ssize_t j, i, n = s.n
+        cdef double dot
+        if loop.running or s.theta_t != NULL or X.shape[0] != 1 or X.shape[1] != n:
+            return None
+        out = np.empty((1, s.k))
+        cdef double[:, ::1] A = out
+        for j in range(s.k):
+            dot = 0.0
+            for i in range(n):
+                dot += _unscaled_weight(s, s.num[j * n + i], s.den[j * n + i]) * X[0, i]
+            A[0, j] = s.scale[j] * dot + s.intercept[j]
+            if not isfinite(A[0, j]):
+                return None
+        return out
+
+    def learn(self, const double[:, ::1] X, const double[::1] y, double eta,
+              double intercept_eta, Py_ssize_t t, double cumulative_loss,
+              double initial_loss, double weight=1.0):
+        """Trial ``t + 1`` on the one row X (n features) of targets y (k), at the
+        rates ``eta`` and ``intercept_eta``, of sample weight ``weight``.
+
+        It is not taken (None, the loop unchanged) if the row's bound times
+        ``weight`` exceeds the bound limit (the rate would have to fall first), or
+        if the trial fails: a non-finite value, or a cumulative loss that is not
+        finite or runs away. Else ``(cumulative_loss, initial_loss, path)`` after
+        it, from the sums before it (``path``: the loop's path measure).
+        """
+        cdef TrialLoop loop = self.loop
+        cdef State* s = &loop.s
+        cdef Py_ssize_t j, n = s.n, rows_at = loop._vectors_size()
+        cdef const double* x = &X[0, 0]
+        cdef double loss, a, start_loss = 0.0
+        cdef double[::1] saved = loop.saved
+        cdef bint ok
+        if (loop.running or s.theta_t != NULL or X.shape[0] != 1 or X.shape[1] != n
+                or y.shape[0] != s.k):
+            return None
+        if self.bound_limit < INFINITY and not (
+                _row_bound(s, x, &y[0], self.growth) * weight <= self.bound_limit):
+            return None
+        if s.options and s.row_size < n:
+            loop._row_scratch(n)  # the implicit update works on whole rows
+        # TrialLoop.save of a whole copy (the state a failed trial goes back to).
+        loop._copy_vectors(&saved[0], False)
+        _copy_rows(s, &saved[rows_at], False)
+        s.backup, s.backed_up, loop.journal = NULL, False, None
+        loop.saved_state = s[0]
+        if self.runaway_ratio > 0.0:
+            # The loss of the model at Theta_1 (intercept 0) on the row (in the
+            # trial's scratch, which it then overwrites).
+            a = ga_dot(&self.start[0], x, n) if self.has_start else 0.0
+            for j in range(s.k):
+                s.a[j] = a
+            start_loss = weight * _transfer_and_loss(s, &y[0])
+        s.eta, s.eta_intercept = eta, intercept_eta
+        # (Averaged from trial ``average`` on, as run_pass's average_from.)
+        s.trial, s.average_from = 0, (t + 1 < self.average) if self.average else 0
+        s.dot_ready = s.x_top_ready = s.squares_ready = False
+        ok = _trial(s, x, <const int32_t*>NULL, n, True, NULL, &y[0], weight, &loss)
+        if ok:
+            _average_trial(s)
+            _fold_all(s)
+            ok = _state_finite(s, <const int32_t*>NULL, 0)
+        s.eta, s.eta_intercept = loop.eta, loop.intercept_eta
+        cumulative_loss += weight * loss
+        initial_loss += start_loss
+        if ok and isfinite(cumulative_loss) and not (
+                self.runaway_ratio > 0.0
+                and cumulative_loss > self.runaway_ratio * initial_loss > 0.0):
+            return cumulative_loss, initial_loss, s.path
+        loop.restore()
+        return None
