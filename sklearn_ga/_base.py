@@ -283,15 +283,19 @@ class BaseGA(Engine, BaseEstimator):
 
     def _one_row_activations(self, X):
         """The activations of X if it is one ndarray row that the model's one-row
-        path reads (:mod:`sklearn_ga._one_row`) and they are finite; else None: the
-        checks of :meth:`_activations` then run, and report what is wrong."""
+        path reads (:mod:`sklearn_ga._one_row`: a C-contiguous float64 row of the
+        fitted width) and they are finite; else None: the checks of
+        :meth:`_activations` then run, and report what is wrong."""
         if type(X) is not np.ndarray or X.ndim != 2 or X.shape[0] != 1:
             return None
         path = self.__dict__.get("_one_row") or one_row_path(self)
         if path is None:
             return None
         if path.predicts:
-            return path.activations(X)
+            try:
+                return path.calls.activations(X)
+            except (ValueError, TypeError, BufferError):  # (not float64 C rows)
+                return None
         # An averaging model predicts with the averages, from coef_.
         if X.dtype == np.float64 and X.shape[1] == self.n_features_in_:
             A = self._linear(X, self.coef_.reshape(self.theta_.shape))

@@ -135,13 +135,3 @@ class OneRowPath:
             fitted["n_iter_"] = 1
             fitted["validation_scores_"] = None
             return True
-
-    def activations(self, X):
-        """The activations (1, k) of X if it is one row that this path reads (a
-        C-contiguous float64 ndarray of the fitted width) and they are finite; else
-        None: the general path then runs (and reports what is wrong)."""
-        try:
-            A = self.calls.activations(X)
-        except (ValueError, TypeError, BufferError):
-            return None
-        return A

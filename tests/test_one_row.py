@@ -136,6 +136,7 @@ BAD_CALLS = [
     ("X too wide", _fitted_regressor, np.hstack([ROW, ROW]), [1.0]),
     ("X 1-D", _fitted_regressor, ROW[0], [1.0]),
     ("y NaN", _fitted_regressor, ROW, [np.nan]),
+    ("y inf", _fitted_regressor, ROW, [np.inf]),
     ("y two values", _fitted_regressor, ROW, [1.0, 2.0]),
     ("y 2-D", _fitted_regressor, ROW, [[1.0]]),
     ("y outside phi", lambda: GARegressor(phi="logistic", eta=0.1).partial_fit(
