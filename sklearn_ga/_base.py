@@ -23,7 +23,7 @@ from sklearn.utils.validation import (
 )
 
 from ._engine import Engine
-from ._one_row import one_row_path
+from ._one_row import one_row, one_row_path
 from ._phi import PHI
 from ._psi import PSI
 from ._validation import (
@@ -282,22 +282,26 @@ class BaseGA(Engine, BaseEstimator):
     # -- prediction ----------------------------------------------------------------
 
     def _one_row_activations(self, X):
-        """The activations of X if it is one ndarray row that the model's one-row
-        path reads (:mod:`sklearn_ga._one_row`: a C-contiguous float64 row of the
-        fitted width) and they are finite; else None: the checks of
-        :meth:`_activations` then run, and report what is wrong."""
-        if type(X) is not np.ndarray or X.ndim != 2 or X.shape[0] != 1:
+        """The activations of X if it is one row that the model's one-row path
+        reads (:mod:`sklearn_ga._one_row`: a C-contiguous float64 ndarray or a
+        canonical CSR row of the fitted width) and they are finite; else None: the
+        checks of :meth:`_activations` then run, and report what is wrong."""
+        if not one_row(X):
             return None
         path = self.__dict__.get("_one_row") or one_row_path(self)
         if path is None:
             return None
+        dense = type(X) is np.ndarray
         if path.predicts:
             try:
-                return path.calls.activations(X)
-            except (ValueError, TypeError, BufferError):  # (not float64 C rows)
+                if dense:
+                    return path.calls.activations(X)
+                return path.calls.activations_csr(X.data, X.indices, X.indptr,
+                                                  X.shape[1])
+            except (ValueError, TypeError, BufferError):  # (not float64, int32)
                 return None
         # An averaging model predicts with the averages, from coef_.
-        if X.dtype == np.float64 and X.shape[1] == self.n_features_in_:
+        if dense and X.dtype == np.float64 and X.shape[1] == self.n_features_in_:
             A = self._linear(X, self.coef_.reshape(self.theta_.shape))
             if all_finite(A):
                 return A

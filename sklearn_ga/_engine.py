@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 
 from ._codes import LossCode, Status, UpdateCode
 from ._kernel import TrialLoop
-from ._one_row import one_row_path
+from ._one_row import one_row, one_row_path
 from ._passes import (
     Chunks,
     Interrupt,
@@ -228,9 +228,9 @@ class Engine:
 
     def _one_row_trial(self, X, y):
         """``partial_fit(X, y)`` through the model's one-row path
-        (:mod:`sklearn_ga._one_row`) if X is one ndarray row and the path can run
-        the call; True if it did, else False with nothing changed."""
-        if type(X) is not np.ndarray or X.ndim != 2 or X.shape[0] != 1:
+        (:mod:`sklearn_ga._one_row`) if X is one ndarray or CSR row and the path
+        can run the call; True if it did, else False with nothing changed."""
+        if not one_row(X):
             return False
         path = self.__dict__.get("_one_row") or one_row_path(self)
         return path is not None and path.learn(self, X, y)

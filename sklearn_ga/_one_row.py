@@ -8,20 +8,25 @@ hundred times the trial itself. :class:`OneRowPath` does the same in one compile
 call (:class:`sklearn_ga._kernel.OneRow`) wherever the outcome is known to be the
 general path's:
 
-* the call is ``partial_fit(X, y)`` of one C-contiguous float64 ndarray row of
-  the fitted width, to a model fitted without feature names (nor ``coef_`` set
-  by hand) and without ``verbose``, whose parameters have not been set since
-  its last call; y a target that ``_one_row_targets`` encodes; no step weights
-  (sample or class weights);
+* the call is ``partial_fit(X, y)`` of one row of the fitted width, a
+  C-contiguous float64 ndarray or a canonical float64 CSR matrix of int32
+  indices, to a model fitted without feature names (nor ``coef_`` set by hand)
+  and without ``verbose``, whose parameters have not been set since its last
+  call; y a target that ``_one_row_targets`` encodes; no step weights (sample or
+  class weights);
 * the row leaves the rates as they are: a constant ``eta``, or a row that does not
   raise the bound of ``eta="theory"`` (whose rate would then fall, which the
   general path computes), scaled by ``invscaling``'s schedule;
+* a CSR row runs as run_csr would run it: not output by output nor with theta
+  outputs innermost (k > 1 outputs of a coordinate-wise phi; a full row of a
+  multi-output psi = identity), which the general path does;
 * the trial succeeds and does not run away (see ``may_run_away``).
 
 Anything else, including every error, goes to the general path, which then does
 (or reports) what it always does; a trial that failed is undone first. The
 predictions of one row read the activations from the loop's terms in the same
-way. The path is built at the first one-row call after a general call, and
+way (an averaging model's, from the averages ``coef_``, for dense rows only).
+The path is built at the first one-row call after a general call, and
 dropped when a parameter is set (``Engine.__setattr__``) or a general call
 changes the model (any ``partial_fit`` or ``fit`` that does not take it).
 """
@@ -29,6 +34,7 @@ changes the model (any ``partial_fit`` or ``fit`` that does not take it).
 import operator
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._kernel import OneRow
 from ._passes import RUNAWAY_RATIO, _start_weights, may_run_away
@@ -36,6 +42,17 @@ from ._phi import PHI
 from ._rates import InvScaling, Rates, TheoryRates
 
 _NDARRAY = np.ndarray
+# The CSR types and the index dtype that the one-row path reads (others, even
+# equal, take the general path).
+CSR_TYPES = (sp.csr_matrix, sp.csr_array)
+_INT32 = np.dtype(np.int32)
+
+
+def one_row(X):
+    """Whether X is one row of a type the path may read (its other checks are
+    the path's): the test that keeps batches from building it."""
+    return ((type(X) is _NDARRAY and X.ndim == 2) or type(X) in CSR_TYPES) and (
+        X.shape[0] == 1)
 
 
 def one_row_path(model):
@@ -103,7 +120,10 @@ class OneRowPath:
     def learn(self, model, X, y):
         """Run ``partial_fit(X, y)`` if this path can (see the module docstring);
         True if done, else False with nothing changed."""
-        if self.pair is None or type(X) is not _NDARRAY:
+        if self.pair is None:
+            return False
+        dense = type(X) is _NDARRAY
+        if not (dense or (type(X) in CSR_TYPES and X.indices.dtype is _INT32)):
             return False
         target = model._one_row_targets(y, self.kept)
         if target is None:
@@ -117,11 +137,16 @@ class OneRowPath:
             if self.power_t is not None:
                 scale = (t + 1.0) ** -self.power_t
                 eta, intercept_eta = eta * scale, intercept_eta * scale
+            sums_before = t, fitted["cumulative_loss_"], fitted["_initial_loss"]
             try:
-                sums = self.calls.learn(X, target, eta, intercept_eta, t,
-                                        fitted["cumulative_loss_"],
-                                        fitted["_initial_loss"])
-            except (ValueError, TypeError, BufferError):  # (X is not float64 C rows)
+                if dense:
+                    sums = self.calls.learn(X, target, eta, intercept_eta, *sums_before)
+                else:
+                    sums = self.calls.learn_csr(
+                        X.data, X.indices, X.indptr, X.shape[1],
+                        X.indices[:X.indptr[-1]], target, eta, intercept_eta,
+                        *sums_before)
+            except (ValueError, TypeError, BufferError):  # (X is not float64 rows)
                 return False
             if sums is None:
                 return False

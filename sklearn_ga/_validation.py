@@ -118,7 +118,8 @@ def index_arrays(X):
     (scipy holds any integer type); ValueError for indices that are no integers."""
     indices, indptr = X.indices, X.indptr
     if indices.dtype == indptr.dtype and indices.dtype in (np.int32, np.int64):
-        return indices, indptr
+        # (The loop reads contiguous arrays; scipy holds views of any stride.)
+        return np.ascontiguousarray(indices), np.ascontiguousarray(indptr)
     for name, array in (("indices", indices), ("indptr", indptr)):
         if array.dtype.kind not in "iu":
             raise ValueError(f"X is a CSR matrix whose {name} have dtype "
@@ -127,13 +128,14 @@ def index_arrays(X):
 
 
 def loop_csr(X):
-    """X (CSR) with indices of a type the loop reads (:func:`index_arrays`): X
-    itself if they are, else a matrix on X's data and the converted indices, so
-    that they are converted once per call, not once per pass."""
+    """X (CSR) with contiguous arrays, and indices of a type the loop reads
+    (:func:`index_arrays`): X itself if they are, else a matrix on the converted
+    arrays, so that they are converted once per call, not once per pass."""
     indices, indptr = index_arrays(X)
-    if indices is X.indices and indptr is X.indptr:
+    data = np.ascontiguousarray(X.data)
+    if indices is X.indices and indptr is X.indptr and data is X.data:
         return X
-    return type(X)((X.data, indices, indptr), shape=X.shape, copy=False)
+    return type(X)((data, indices, indptr), shape=X.shape, copy=False)
 
 
 class UnsortedRows(Exception):

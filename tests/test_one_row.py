@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_ga import GAClassifier, GARegressor
@@ -80,11 +81,18 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize(("model", "target"), CASES,
                          ids=lambda case: repr(case) if not callable(case) else "")
-def test_fast_path_returns_what_the_general_path_returns(model, target, fast_calls):
+def test_fast_path_returns_what_the_general_path_returns(model, target, sparse,
+                                                         fast_calls):
     X, y = stream()
     y = target(y)
+    if sparse:  # (rows of 1 to 5 entries, and one of none)
+        X[np.random.default_rng(1).random(X.shape) < 0.4] = 0.0
+        X[np.arange(X.shape[0]), np.arange(X.shape[0]) % X.shape[1]] = 0.0
+        X[20] = 0.0
+        X = sp.csr_matrix(X)
     fast = pickle.loads(pickle.dumps(model)).partial_fit(
         X[:5], y[:5], **({"classes": np.unique(y)} if "Classifier" in repr(model)
                          else {}))
@@ -110,7 +118,9 @@ def test_fast_path_returns_what_the_general_path_returns(model, target, fast_cal
     lowered = general.n_eta_changes_ - changes
     follows = model.eta == "theory" and model.phi == "exp"
     assert fast_calls["trial"] == (0 if follows else X.shape[0] - 5 - lowered)
-    assert fast_calls["activations"] >= X.shape[0] - 5
+    # (An averaging model predicts a CSR row through the general path.)
+    assert fast_calls["activations"] >= (0 if sparse and model.average
+                                         else X.shape[0] - 5)
     np.testing.assert_array_equal(fast.theta_, general.theta_)
     np.testing.assert_array_equal(fast.coef_, general.coef_)
     np.testing.assert_array_equal(fast.intercept_, general.intercept_)
@@ -143,6 +153,11 @@ BAD_CALLS = [
         ROW, [0.5]), ROW, [1.5]),
     ("diverges", lambda: GARegressor(eta=1e3).partial_fit(ROW, [0.5]), ROW * 1e200,
      [1e200]),
+    ("CSR NaN", _fitted_regressor,
+     sp.csr_matrix(np.where(np.arange(6) == 2, np.nan, ROW)), [1.0]),
+    ("CSR too wide", _fitted_regressor, sp.csr_matrix(np.hstack([ROW, ROW])), [1.0]),
+    ("CSR diverges", lambda: GARegressor(eta=1e3).partial_fit(ROW, [0.5]),
+     sp.csr_matrix(ROW * 1e200), [1e200]),
     ("label unknown", _fitted_classifier, ROW, ["maybe"]),
     ("label NaN", _fitted_classifier, ROW, [np.nan]),
     ("X NaN, classifier", _fitted_classifier,
@@ -263,3 +278,35 @@ def test_the_compiled_row_bound_is_the_registrys(psi):
             growth = entry.weight_power  # (update="explicit")
             expected *= max(abs(target), 1.0) ** growth
         assert calls.bound(row[None, :], y) == pytest.approx(expected, rel=1e-13)
+
+
+def _unsorted_row(contiguous=True):
+    row = sp.csr_matrix(stream()[0][:1])
+    data, indices = row.data[::-1], row.indices[::-1]
+    if contiguous:
+        data, indices = data.copy(), indices.copy()
+    return sp.csr_matrix((data, indices, row.indptr), shape=row.shape)
+
+
+def _int64_row():
+    row = sp.csr_matrix(stream()[0][:1])
+    row.indices, row.indptr = row.indices.astype(np.int64), row.indptr.astype(np.int64)
+    return row
+
+
+@pytest.mark.parametrize("X", [
+    sp.csr_matrix(stream()[0][:1]).astype(np.float32),
+    _int64_row(), _unsorted_row(), _unsorted_row(contiguous=False),
+], ids=["float32", "int64-indices", "unsorted", "strided"])
+def test_other_csr_rows_take_the_general_path(X, fast_calls):
+    X_all, y = stream()
+    model = GARegressor(eta=0.05).partial_fit(X_all[:5], y[:5])
+    predicted = model.predict(X)
+    model.partial_fit(X, y[:1])
+    reference = GARegressor(eta=0.05).partial_fit(X_all[:5], y[:5])
+    with general_path():
+        expected = reference.predict(X.toarray().astype(np.float64))
+        reference.partial_fit(X.toarray().astype(np.float64), y[:1])
+    np.testing.assert_allclose(predicted, expected, rtol=1e-13)
+    np.testing.assert_array_equal(model.theta_, reference.theta_)
+    assert fast_calls["trial"] == fast_calls["activations"] == 0

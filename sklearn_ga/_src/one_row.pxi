@@ -1,37 +1,41 @@
 # The one-row calls of a stream (test-then-train, one event at a time): a trial on
-# one dense row, or its activations, in one compiled call each. A call does what
-# the general path does around a one-trial run (the rate's bound, the save that
-# undoes a failed trial, the runaway check's reference), so that it costs little
-# more than the trial itself; the estimators' _one_row.py decides when it applies.
+# one row, dense or CSR, or its activations, in one compiled call each. A call does
+# what the general path does around a one-trial run (the rate's bound, the save
+# that undoes a failed trial, the runaway check's reference), so that it costs
+# little more than the trial itself; the estimators' _one_row.py decides when it
+# applies.
 
 
-cdef double _row_bound(State* s, const double* x, const double* y,
+cdef double _row_bound(State* s, const double* x, Py_ssize_t nnz, const double* y,
                        double growth) noexcept nogil:
-    """x^T Dpsi x of KW01 eq. (28) at its sup over theta, for the dense row x: the
-    ``row_bounds`` of psi in _psi.py's registry (where it is defined; the tests
-    check that the two agree), times max(|y|, 1)^growth for the psi of growing
-    weights (the default rate's rule for EGU and Burg)."""
-    cdef Py_ssize_t i, n = s.n
+    """x^T Dpsi x of KW01 eq. (28) at its sup over theta, for the row of ``nnz``
+    stored values x (dense: all n; CSR: the others are 0): the ``row_bounds`` of
+    psi in _psi.py's registry (where it is defined; the tests check that the two
+    agree), times max(|y|, 1)^growth for the psi of growing weights (the default
+    rate's rule for EGU and Burg)."""
+    cdef Py_ssize_t i
     cdef double high, low, total = 0.0, top, largest = 1.0
+    if nnz == 0:
+        return 0.0
     if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
-        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4.
-        high = low = x[0]
-        for i in range(1, n):
+        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4, implicit zeros included.
+        high = low = x[0] if nnz == s.n else 0.0
+        for i in range(nnz):
             high, low = fmax(high, x[i]), fmin(low, x[i])
         return (high - low) * (high - low) / 4.0
     if s.psi == PSI_EG_PM:
-        top = ga_max(x, n, 1)
+        top = ga_max(x, nnz, 1)
         return s.U * s.U * top * top
     if s.psi == PSI_PNORM:
         # ||x||_p in units of the largest |x_i|, as _row_norms computes it.
-        top = ga_max(x, n, 1)
+        top = ga_max(x, nnz, 1)
         if top == 0.0:
             return 0.0
-        for i in range(n):
+        for i in range(nnz):
             total += pow(fabs(x[i]) / top, s.p)
         top *= pow(total, 1.0 / s.p)
         return (s.p - 1.0) * top * top
-    total = ga_dot(x, x, n)
+    total = ga_dot(x, x, nnz)
     if growth > 0.0:
         for i in range(s.k):
             largest = fmax(largest, fabs(y[i]))
@@ -75,32 +79,61 @@ cdef class OneRow:
             self.start = start
         self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
         self.growth, self.average = growth, average
-        loop.save()  # (allocates the copy that each trial refreshes)
+        loop.save()  # (allocates the copy that each dense trial refreshes)
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
-        """The row bound of the one row of X (of target y): for the tests."""
-        return _row_bound(&self.loop.s, &X[0, 0], &y[0], self.growth)
+        """The row bound of the one dense row of X (of target y): for the tests."""
+        return _row_bound(&self.loop.s, &X[0, 0], self.loop.s.n, &y[0], self.growth)
 
     def activations(self, const double[:, ::1] X):
-        """``X psi(Theta)^T + b`` of one row X of n features, as a new (1, k)
+        """``X psi(Theta)^T + b`` of one dense row X of n features, as a new (1, k)
         array; None if one is not finite (the general path reports it), while a
         run of the loop is under way in another thread, or while one holds theta
         in another layout (the general path then reads the weights).
         """
+        if X.shape[0] != 1 or X.shape[1] != self.loop.s.n:
+            return None
+        return self._activations(&X[0, 0], NULL, X.shape[1])
+
+    def activations_csr(self, const double[::1] data, const int32_t[::1] indices,
+                        const int32_t[::1] indptr, Py_ssize_t n_features):
+        """:meth:`activations` of one CSR row (checked here: None if it is not one
+        canonical row of n features)."""
+        cdef Py_ssize_t nnz = self._csr_row(data, indices, indptr, n_features)
+        if nnz < 0:
+            return None
+        return self._activations(&data[0] if nnz else NULL,
+                                 &indices[0] if nnz else NULL, nnz)
+
+    cdef Py_ssize_t _csr_row(self, const double[::1] data, const int32_t[::1] indices,
+                             const int32_t[::1] indptr, Py_ssize_t n_features):
+        """The number of entries of a CSR matrix that is one canonical row of n
+        features (indices strictly increasing in [0, n)), else -1."""
+        cdef Py_ssize_t n = self.loop.s.n
+        if n_features != n or indptr.shape[0] != 2 or indptr[0] != 0:
+            return -1
+        if not _row_readable(&indices[0] if indices.shape[0] else NULL, 0, indptr[1],
+                             min(indices.shape[0], data.shape[0]), n):
+            return -1
+        return indptr[1]
+
+    cdef object _activations(self, const double* x, const int32_t* columns,
+                             Py_ssize_t nnz):
         import numpy as np
 
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
-        cdef Py_ssize_t j, i, n = s.n
+        cdef Py_ssize_t j, q, c
         cdef double dot
-        if loop.running or s.theta_t != NULL or X.shape[0] != 1 or X.shape[1] != n:
+        if loop.running or s.theta_t != NULL:
             return None
         out = np.empty((1, s.k))
         cdef double[:, ::1] A = out
         for j in range(s.k):
             dot = 0.0
-            for i in range(n):
-                dot += _unscaled_weight(s, s.num[j * n + i], s.den[j * n + i]) * X[0, i]
+            for q in range(nnz):
+                c = j * s.n + (q if columns == NULL else columns[q])
+                dot += _unscaled_weight(s, s.num[c], s.den[c]) * x[q]
             A[0, j] = s.scale[j] * dot + s.intercept[j]
             if not isfinite(A[0, j]):
                 return None
@@ -109,8 +142,8 @@ cdef class OneRow:
     def learn(self, const double[:, ::1] X, const double[::1] y, double eta,
               double intercept_eta, Py_ssize_t t, double cumulative_loss,
               double initial_loss, double weight=1.0):
-        """Trial ``t + 1`` on the one row X (n features) of targets y (k), at the
-        rates ``eta`` and ``intercept_eta``, of sample weight ``weight``.
+        """Trial ``t + 1`` on the one dense row X (n features) of targets y (k), at
+        the rates ``eta`` and ``intercept_eta``, of sample weight ``weight``.
 
         It is not taken (None, the loop unchanged) if the row's bound times
         ``weight`` exceeds the bound limit (the rate would have to fall first), or
@@ -118,30 +151,64 @@ cdef class OneRow:
         finite or runs away. Else ``(cumulative_loss, initial_loss, path)`` after
         it, from the sums before it (``path``: the loop's path measure).
         """
+        if X.shape[0] != 1 or X.shape[1] != self.loop.s.n:
+            return None
+        return self._learn(&X[0, 0], NULL, X.shape[1], True, None, y, eta,
+                           intercept_eta, t, cumulative_loss, initial_loss, weight)
+
+    def learn_csr(self, const double[::1] data, const int32_t[::1] indices,
+                  const int32_t[::1] indptr, Py_ssize_t n_features, columns,
+                  const double[::1] y, double eta, double intercept_eta, Py_ssize_t t,
+                  double cumulative_loss, double initial_loss, double weight=1.0):
+        """:meth:`learn` on one CSR row (checked here: None if it is not one
+        canonical row of n features); ``columns``, its indices as an array, are
+        those that the save records."""
+        cdef Py_ssize_t nnz = self._csr_row(data, indices, indptr, n_features)
+        if nnz < 0:
+            return None
+        return self._learn(&data[0] if nnz else NULL, &indices[0] if nnz else NULL,
+                           nnz, False, columns, y, eta, intercept_eta, t,
+                           cumulative_loss, initial_loss, weight)
+
+    cdef object _learn(self, const double* x, const int32_t* columns, Py_ssize_t nnz,
+                       bint dense, object saved_columns, const double[::1] y, double eta,
+                       double intercept_eta, Py_ssize_t t, double cumulative_loss,
+                       double initial_loss, double weight):
+        """The trial of :meth:`learn`, on a dense row (nnz = n) or a CSR row's
+        entries at ``columns``, as run_dense and run_csr run it."""
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
-        cdef Py_ssize_t j, n = s.n, rows_at = loop._vectors_size()
-        cdef const double* x = &X[0, 0]
+        cdef Py_ssize_t j, q, n = s.n, rows_at = loop._vectors_size(), first = 0
+        cdef int32_t bounds[2]
         cdef double loss, a, start_loss = 0.0
         cdef double[::1] saved = loop.saved
         cdef bint ok
-        if (loop.running or s.theta_t != NULL or X.shape[0] != 1 or X.shape[1] != n
-                or y.shape[0] != s.k):
+        if loop.running or s.theta_t != NULL or y.shape[0] != s.k:
+            return None
+        # (Output by output, or outputs innermost: run_csr's layouts.)
+        if not dense and (_outputs_apart(s) or _columns_first(s, nnz)):
             return None
         if self.bound_limit < INFINITY and not (
-                _row_bound(s, x, &y[0], self.growth) * weight <= self.bound_limit):
+                _row_bound(s, x, nnz, &y[0], self.growth) * weight <= self.bound_limit):
             return None
-        if s.options and s.row_size < n:
-            loop._row_scratch(n)  # the implicit update works on whole rows
-        # TrialLoop.save of a whole copy (the state a failed trial goes back to).
-        loop._copy_vectors(&saved[0], False)
-        _copy_rows(s, &saved[rows_at], False)
-        s.backup, s.backed_up, loop.journal = NULL, False, None
-        loop.saved_state = s[0]
+        if (s.options or not dense) and s.row_size < nnz:
+            loop._row_scratch(nnz)  # the implicit update works on whole rows
+        # The state a failed trial goes back to (TrialLoop.save): a whole copy for a
+        # dense row, the coordinates a CSR row touches.
+        if dense:
+            loop._copy_vectors(&saved[0], False)
+            _copy_rows(s, &saved[rows_at], False)
+            s.backup, s.backed_up, loop.journal = NULL, False, None
+            loop.saved_state = s[0]
+        else:
+            loop.save(saved_columns)
         if self.runaway_ratio > 0.0:
             # The loss of the model at Theta_1 (intercept 0) on the row (in the
             # trial's scratch, which it then overwrites).
-            a = ga_dot(&self.start[0], x, n) if self.has_start else 0.0
+            a = 0.0
+            if self.has_start:
+                for q in range(nnz):
+                    a += self.start[q if dense else columns[q]] * x[q]
             for j in range(s.k):
                 s.a[j] = a
             start_loss = weight * _transfer_and_loss(s, &y[0])
@@ -149,11 +216,21 @@ cdef class OneRow:
         # (Averaged from trial ``average`` on, as run_pass's average_from.)
         s.trial, s.average_from = 0, (t + 1 < self.average) if self.average else 0
         s.dot_ready = s.x_top_ready = s.squares_ready = False
-        ok = _trial(s, x, <const int32_t*>NULL, n, True, NULL, &y[0], weight, &loss)
+        if not dense:
+            s.lazy = _lazy_run(s)
+        ok = _trial(s, x, columns, nnz, dense, NULL, &y[0], weight, &loss)
         if ok:
             _average_trial(s)
+        if not dense:
+            s.touched += nnz
+            if ok and s.touched >= TOUCH_LIMIT * n and _normalized(s.psi):
+                _recompute_all(s)
+            if s.lazy:  # (a failed trial wrote to its row's columns too)
+                bounds[0], bounds[1] = 0, nnz
+                _sync_theta(s, columns, bounds, &first, 1, nnz)
+        if ok:
             _fold_all(s)
-            ok = _state_finite(s, <const int32_t*>NULL, 0)
+            ok = _state_finite(s, columns, nnz)
         s.eta, s.eta_intercept = loop.eta, loop.intercept_eta
         cumulative_loss += weight * loss
         initial_loss += start_loss
