@@ -127,6 +127,13 @@ def streaming_cases():
     m = X.shape[0]
     report("8. one-row predict + partial_fit, n=20", ga / m, river / m,
            "River predict_one + learn_one", 1)
+    # The defaults: the rate follows the rows (a row that would lower it takes the
+    # general path), and the runaway check watches each call.
+    ga, river = best_times(
+        test_then_train(X, y, GARegressor()),
+        test_then_train_river(dicts, y, LinearRegression()))
+    report("one-row predict + partial_fit, n=20, default parameters", ga / m,
+           river / m, "River LinearRegression()", None)
     stream = list(zip(dicts, (y > 0).tolist(), strict=True))
     ga, river, nothing = best_times(
         evaluation(stream, ga_river.GAClassifier()),

@@ -57,11 +57,19 @@ def one_row(X):
 
 def one_row_path(model):
     """The model's :class:`OneRowPath`, built if it has none; None if its state
-    does not allow one (the general path then runs)."""
+    does not allow one, or a call is training it (the general path then runs)."""
     path = model.__dict__.get("_one_row")
     if path is None:
-        path = OneRowPath.of(model) or False
-        model.__dict__["_one_row"] = path
+        # Built from a model that no call is training (a prediction in another
+        # thread takes the general path meanwhile): a call drops it at its end.
+        lock = model._training_lock().lock
+        if not lock.acquire(blocking=False):
+            return None
+        try:
+            path = OneRowPath.of(model) or False
+            model.__dict__["_one_row"] = path
+        finally:
+            lock.release()
     return path or None
 
 

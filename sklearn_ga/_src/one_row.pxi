@@ -79,7 +79,6 @@ cdef class OneRow:
             self.start = start
         self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
         self.growth, self.average = growth, average
-        loop.save()  # (allocates the copy that each dense trial refreshes)
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
         """The row bound of the one dense row of X (of target y): for the tests."""
@@ -181,7 +180,7 @@ cdef class OneRow:
         cdef Py_ssize_t j, q, n = s.n, rows_at = loop._vectors_size(), first = 0
         cdef int32_t bounds[2]
         cdef double loss, a, start_loss = 0.0
-        cdef double[::1] saved = loop.saved
+        cdef double[::1] saved
         cdef bint ok
         if loop.running or s.theta_t != NULL or y.shape[0] != s.k:
             return None
@@ -196,6 +195,9 @@ cdef class OneRow:
         # The state a failed trial goes back to (TrialLoop.save): a whole copy for a
         # dense row, the coordinates a CSR row touches.
         if dense:
+            if loop.saved is None:
+                loop.save()  # (allocates the copy that each dense trial refreshes)
+            saved = loop.saved
             loop._copy_vectors(&saved[0], False)
             _copy_rows(s, &saved[rows_at], False)
             s.backup, s.backed_up, loop.journal = NULL, False, None
