@@ -7,6 +7,7 @@ the state kept between calls in ``_engine`` (see doc/developers/architecture.rst
 """
 
 import functools
+import math
 import operator
 from numbers import Integral, Real
 
@@ -281,27 +282,31 @@ class BaseGA(Engine, BaseEstimator):
 
     # -- prediction ----------------------------------------------------------------
 
-    def _one_row_activations(self, X):
+    def _one_row_activations(self, X, outputs=False):
         """The activations of X if it is one row that the model's one-row path
         reads (:mod:`sklearn_ga._one_row`: a C-contiguous float64 ndarray or a
         canonical CSR row of the fitted width) and they are finite; else None: the
-        checks of :meth:`_activations` then run, and report what is wrong."""
-        if not one_row(X):
-            return None
-        path = self.__dict__.get("_one_row") or one_row_path(self)
+        checks of :meth:`_activations` then run, and report what is wrong. With
+        ``outputs``, the predictions phi(A) of a dense row (clipped as
+        :meth:`_outputs` clips them), or None where they are not finite."""
+        path = self.__dict__.get("_one_row")
         if path is None:
+            path = one_row_path(self) if one_row(X) else None
+        if not path:
             return None
         dense = type(X) is np.ndarray
         if path.predicts:
             try:
                 if dense:
-                    return path.calls.activations(X)
-                return path.calls.activations_csr(X.data, X.indices, X.indptr,
-                                                  X.shape[1])
+                    return path.calls.activations(X, outputs)
+                if not outputs:
+                    return path.calls.activations_csr(X.data, X.indices, X.indptr,
+                                                      X.shape[1])
             except (ValueError, TypeError, BufferError):  # (not float64, int32)
                 return None
         # An averaging model predicts with the averages, from coef_.
-        if dense and X.dtype == np.float64 and X.shape[1] == self.n_features_in_:
+        if (dense and not outputs and X.dtype == np.float64
+                and X.shape[1] == self.n_features_in_):
             A = self._linear(X, self.coef_.reshape(self.theta_.shape))
             if all_finite(A):
                 return A
@@ -361,8 +366,9 @@ class BaseGA(Engine, BaseEstimator):
         """phi(A) of finite activations A, checked to be finite where it can
         overflow: phi unbounded above but not below, exp."""
         entry = PHI[self._fitted_phi]
-        A = self._clip_activations(A)
-        if entry.high < np.inf or entry.low == -np.inf:
+        if self._fitted_Y is not None:
+            A = self._clip_activations(A)
+        if entry.high < math.inf or entry.low == -math.inf:
             return entry.transfer(A)
         with np.errstate(over="ignore"):  # overflow is reported below, as an error
             Y = entry.transfer(A)

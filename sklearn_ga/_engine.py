@@ -230,10 +230,10 @@ class Engine:
         """``partial_fit(X, y)`` through the model's one-row path
         (:mod:`sklearn_ga._one_row`) if X is one ndarray or CSR row and the path
         can run the call; True if it did, else False with nothing changed."""
-        if not one_row(X):
-            return False
-        path = self.__dict__.get("_one_row") or one_row_path(self)
-        return path is not None and path.learn(self, X, y)
+        path = self.__dict__.get("_one_row")
+        if path is None:
+            path = one_row_path(self) if one_row(X) else None
+        return bool(path) and path.learn(self, X, y)
 
     def _loop_key(self):
         """What a trial loop is built from, besides the parameters."""

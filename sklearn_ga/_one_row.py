@@ -133,6 +133,7 @@ class OneRowPath:
         dense = type(X) is _NDARRAY
         if not (dense or (type(X) in CSR_TYPES and X.indices.dtype is _INT32)):
             return False
+        # (A batch, for one, fails the compiled call's shape test.)
         target = model._one_row_targets(y, self.kept)
         if target is None:
             return False
@@ -145,15 +146,16 @@ class OneRowPath:
             if self.power_t is not None:
                 scale = (t + 1.0) ** -self.power_t
                 eta, intercept_eta = eta * scale, intercept_eta * scale
-            sums_before = t, fitted["cumulative_loss_"], fitted["_initial_loss"]
             try:
                 if dense:
-                    sums = self.calls.learn(X, target, eta, intercept_eta, *sums_before)
+                    sums = self.calls.learn(X, target, eta, intercept_eta, t,
+                                            fitted["cumulative_loss_"],
+                                            fitted["_initial_loss"])
                 else:
                     sums = self.calls.learn_csr(
                         X.data, X.indices, X.indptr, X.shape[1],
-                        X.indices[:X.indptr[-1]], target, eta, intercept_eta,
-                        *sums_before)
+                        X.indices[:X.indptr[-1]], target, eta, intercept_eta, t,
+                        fitted["cumulative_loss_"], fitted["_initial_loss"])
             except (ValueError, TypeError, BufferError):  # (X is not float64 rows)
                 return False
             if sums is None:

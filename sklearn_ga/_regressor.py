@@ -411,7 +411,9 @@ class GARegressor(RegressorMixin, BaseGA):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Predictions, in the range of ``phi``.
         """
-        Y = self._outputs(self._activations(X))
+        Y = self._one_row_activations(X, outputs=True)
+        if Y is None:
+            Y = self._outputs(self._activations(X))
         return Y[:, 0] if self._single_output else Y
 
     def matching_activations(self, X, phi):

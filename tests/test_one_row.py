@@ -21,7 +21,8 @@ def general_path():
     """A context in which every call takes the general path."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(BaseGA, "_one_row_trial", lambda self, X, y: False)
-        patch.setattr(BaseGA, "_one_row_activations", lambda self, X: None)
+        patch.setattr(BaseGA, "_one_row_activations",
+                      lambda self, X, outputs=False: None)
         yield
 
 
@@ -36,8 +37,8 @@ def fast_calls(monkeypatch):
         counts["trial"] += done
         return done
 
-    def counted_activations(self, X):
-        A = activations(self, X)
+    def counted_activations(self, X, outputs=False):
+        A = activations(self, X, outputs)
         counts["activations"] += A is not None
         return A
 

@@ -84,15 +84,17 @@ cdef class OneRow:
         """The row bound of the one dense row of X (of target y): for the tests."""
         return _row_bound(&self.loop.s, &X[0, 0], self.loop.s.n, &y[0], self.growth)
 
-    def activations(self, const double[:, ::1] X):
+    def activations(self, const double[:, ::1] X, bint outputs=False):
         """``X psi(Theta)^T + b`` of one dense row X of n features, as a new (1, k)
-        array; None if one is not finite (the general path reports it), while a
-        run of the loop is under way in another thread, or while one holds theta
-        in another layout (the general path then reads the weights).
+        array; with ``outputs``, phi of them (clipped to Y's bounds: the
+        predictions of a regressor). None if one is not finite (the general path
+        reports it), while a run of the loop is under way in another thread, or
+        while one holds theta in another layout (the general path then reads the
+        weights).
         """
         if X.shape[0] != 1 or X.shape[1] != self.loop.s.n:
             return None
-        return self._activations(&X[0, 0], NULL, X.shape[1])
+        return self._activations(&X[0, 0], NULL, X.shape[1], outputs)
 
     def activations_csr(self, const double[::1] data, const int32_t[::1] indices,
                         const int32_t[::1] indptr, Py_ssize_t n_features):
@@ -102,7 +104,7 @@ cdef class OneRow:
         if nnz < 0:
             return None
         return self._activations(&data[0] if nnz else NULL,
-                                 &indices[0] if nnz else NULL, nnz)
+                                 &indices[0] if nnz else NULL, nnz, False)
 
     cdef Py_ssize_t _csr_row(self, const double[::1] data, const int32_t[::1] indices,
                              const int32_t[::1] indptr, Py_ssize_t n_features):
@@ -117,14 +119,14 @@ cdef class OneRow:
         return indptr[1]
 
     cdef object _activations(self, const double* x, const int32_t* columns,
-                             Py_ssize_t nnz):
+                             Py_ssize_t nnz, bint outputs):
         import numpy as np
 
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
         cdef Py_ssize_t j, q, c
-        cdef double dot
-        if loop.running or s.theta_t != NULL:
+        cdef double dot, top = -INFINITY, total = 0.0
+        if loop.running or s.theta_t != NULL or (outputs and s.phi == PHI_SIGN):
             return None
         out = np.empty((1, s.k))
         cdef double[:, ::1] A = out
@@ -136,6 +138,23 @@ cdef class OneRow:
             A[0, j] = s.scale[j] * dot + s.intercept[j]
             if not isfinite(A[0, j]):
                 return None
+        if not outputs:
+            return out
+        # phi(a), a clipped to [phi^-1(-Y), phi^-1(Y)] (GA^Y, KW01 §4).
+        for j in range(s.k):
+            A[0, j] = fmin(fmax(A[0, j], s.clip_low), s.clip_high)
+            top = fmax(top, A[0, j])
+        for j in range(s.k):
+            if s.phi == PHI_SOFTMAX:
+                A[0, j] = exp(A[0, j] - top)
+                total += A[0, j]
+            else:
+                A[0, j] = _phi_value(s.phi, A[0, j])
+                if not isfinite(A[0, j]):
+                    return None  # (exp overflowed)
+        if s.phi == PHI_SOFTMAX:
+            for j in range(s.k):
+                A[0, j] /= total
         return out
 
     def learn(self, const double[:, ::1] X, const double[::1] y, double eta,
