@@ -42,7 +42,14 @@ from sklearn.base import clone
 from ._classifier import GAClassifier as _SklearnClassifier
 from ._classifier import class_probabilities
 from ._codes import Status
-from ._passes import initial_model_loss, may_run_away, runaway
+from ._kernel import OneRow
+from ._passes import (
+    RUNAWAY_RATIO,
+    _start_weights,
+    initial_model_loss,
+    may_run_away,
+    runaway,
+)
 from ._phi import PHI
 from ._psi import PSI
 from ._regressor import GARegressor as _SklearnRegressor
@@ -132,6 +139,16 @@ class _Learner:
         self._weight = np.ones(1)
         self._order = np.zeros(1, np.intp)
         self._coef = None
+        # The one-row calls of the loop (learn_one, predict_one), in one compiled
+        # call each where they succeed.
+        self._calls = None
+        if self._loop is not None:
+            checked = may_run_away(self.psi, self.phi)
+            start = (_start_weights(self.psi, n, float(self.U), float(self.p))
+                     if checked and n else None)
+            self._calls = OneRow(self._loop, start, RUNAWAY_RATIO if checked else 0.0,
+                                 math.inf, 0.0, 0)
+            self._rates = self._loop.rates
 
     def _trial_loop(self, theta, intercept, terms=None):
         """The compiled loop over (theta, intercept), or None where no trial changes
@@ -150,7 +167,7 @@ class _Learner:
     def __getstate__(self):
         state = {name: value for name, value in self.__dict__.items()
                  if name not in ("_loop", "_row", "_x", "_target", "_weight",
-                                 "_order", "_coef")}
+                                 "_order", "_coef", "_calls", "_rates")}
         state["_terms"] = None if self._loop is None else self._loop.terms()
         return state
 
@@ -223,6 +240,9 @@ class _Learner:
         """
         if not 0.0 <= w < np.inf:
             raise ValueError(f"The sample weight w must be finite and >= 0; got {w!r}.")
+        if (self._calls is not None and not self._is_new(y)
+                and self._learn_fast(x, y, w)):
+            return
         features = self._features
         try:
             columns = [features[name] for name in x]
@@ -254,6 +274,22 @@ class _Learner:
         except ValueError:
             loop.restore()
             raise
+
+    def _learn_fast(self, x, y, w):
+        """``learn_one`` of a row of known features and label in one compiled call
+        (:class:`~sklearn_ga._kernel.OneRow`); False, with nothing changed, if the
+        row or its trial is anything else (``learn_one`` then says what)."""
+        target = self._target[0]
+        self._encode(y, target)
+        sums = self._calls.learn_dict(x, self._features, target, *self._rates,
+                                      self.t_, self.cumulative_loss_,
+                                      self._initial_loss_sum, w)
+        if sums is None:
+            return False
+        self.t_ += 1
+        self.cumulative_loss_, self._initial_loss_sum, _ = sums
+        self._coef = None
+        return True
 
     def _learn_grown(self, x, y, w):
         """``_learn_one`` of a row that brings new features or a new class: the trial
@@ -397,9 +433,16 @@ class _Learner:
         X[:, [features.get(name, -1) for name in names]] = values
         return self._checked(X @ self._weights().T + self._intercept, values)
 
-    def _activations_one(self, x):
+    def _activations_one(self, x, outputs=False):
         """The activations (k,) of the dict x, as ``_activations``, through the row
-        buffer."""
+        buffer; with ``outputs``, phi of them where one compiled call gives them (a
+        row of known features), else None."""
+        if self._calls is not None:
+            A = self._calls.activations_dict(x, self._features, outputs)
+            if A is not None:
+                return A[0]
+        if outputs:
+            return None
         values = self._values(x)
         features = self._features
         columns = [features.get(name, -1) for name in x]
@@ -549,7 +592,10 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
         float
             The prediction.
         """
-        return float(self._outputs(self._activations_one(x)[None, :])[0, 0])
+        outputs = self._activations_one(x, outputs=True)
+        if outputs is None:
+            outputs = self._outputs(self._activations_one(x)[None, :])[0]
+        return float(outputs[0])
 
     def predict_many(self, X):
         """:meth:`predict_one` of each row of ``X``.
@@ -706,7 +752,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         """
         if not self._classes:
             return None
-        return self._labels(self._activations_one(x)[None, :])[0]
+        return self._classes[int(self._codes(self._activations_one(x)))]
 
     def predict_proba_many(self, X):
         """:meth:`predict_proba_one` of each row of ``X``.
@@ -759,9 +805,12 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return class_probabilities(A, self.phi)
 
     def _labels(self, A):
-        # (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)
-        codes = A.argmax(axis=1) if self._multiclass else A[:, 0] > 0
-        return [self._classes[code] for code in codes.tolist()]
+        return [self._classes[code] for code in self._codes(A).tolist()]
+
+    def _codes(self, A):
+        """The class codes of activations A (m, k), or of one row (k,).
+        (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)"""
+        return A.argmax(axis=-1) if self._multiclass else A[..., 0] > 0
 
     @classmethod
     def _unit_test_params(cls):
