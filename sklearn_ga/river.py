@@ -4,8 +4,11 @@
 <https://riverml.xyz>`_ estimators: ``learn_one`` / ``predict_one`` on one dict of
 features at a time, ``learn_many`` / ``predict_many`` on pandas DataFrames, so that
 they fit in River's pipelines, ``evaluate.progressive_val_score`` and model
-selection. They run the compiled trial loop of :class:`sklearn_ga.GARegressor`, one
-row at a time through a buffer kept between calls, and take the same parameters.
+selection. They run the compiled trial loop of :class:`sklearn_ga.GARegressor`
+and take the same parameters: a row of features the model holds is learned, or
+predicted, in one compiled call (the dict's values gathered into a row kept
+between calls), any other through the general code, which grows the model or
+says what is wrong.
 River is an optional dependency: ``pip install sklearn-ga[river]``.
 
 A feature enters the model when a learned row first brings it (columns in the
