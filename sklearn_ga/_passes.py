@@ -232,9 +232,14 @@ def initial_model_loss(X, Y, sample_weight, psi, phi, U, p):
 
 def start_activations(X, psi, U, p):
     """The activations psi(Theta_1) x of the rows of X (intercept 0), as a column;
-    0.0 where psi(Theta_1) = 0."""
+    0.0 where psi(Theta_1) = 0. Theta_1 is constant and psi treats the coordinates
+    alike, so psi(Theta_1) is one weight repeated: the activations are it times the
+    rows' sums, which read a CSR X in order (X @ psi(Theta_1) gathers the weights
+    of its columns from all n)."""
     start = _start_weights(psi, X.shape[1], U, p)
-    return np.asarray(X @ start).reshape(-1, 1) if start is not None else 0.0
+    if start is None:
+        return 0.0
+    return np.asarray(X.sum(axis=1)).reshape(-1, 1) * start[0]
 
 
 @functools.lru_cache(maxsize=16)
