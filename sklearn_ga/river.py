@@ -755,7 +755,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         """
         if not self._classes:
             return None
-        return self._classes[int(self._codes(self._activations_one(x)))]
+        return self._classes[self._codes(self._activations_one(x))]
 
     def predict_proba_many(self, X):
         """:meth:`predict_proba_one` of each row of ``X``.
@@ -811,9 +811,12 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return [self._classes[code] for code in self._codes(A).tolist()]
 
     def _codes(self, A):
-        """The class codes of activations A (m, k), or of one row (k,).
+        """The class codes of activations A (m, k), or the code of one row (k,).
         (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)"""
-        return A.argmax(axis=-1) if self._multiclass else A[..., 0] > 0
+        if self._multiclass:
+            return A.argmax(axis=-1)
+        # (One row's: a Python bool, without NumPy's per-call cost.)
+        return A[:, 0] > 0 if A.ndim == 2 else A.item(0) > 0
 
     @classmethod
     def _unit_test_params(cls):

@@ -361,6 +361,22 @@ def test_a_failed_learn_one_leaves_the_model_as_it_was(make, x, y, match):
     model.predict_one({"a": 0.5})
 
 
+@pytest.mark.parametrize("learner", [GARegressor(), GAClassifier()])
+def test_a_value_beyond_float64_leaves_the_learner_as_it_was(learner):
+    # An int too large for a float64, after a value of the row was gathered into
+    # the compiled call's row: the call must put its zeros back.
+    model = trained(learner)
+    classifier = isinstance(model, GAClassifier)
+    predict = model.predict_proba_one if classifier else model.predict_one
+    before = pickle.dumps(model), predict({})
+    x = {"h": 5.0, "g": 10**400}
+    with pytest.raises(OverflowError):
+        model.learn_one(x, True if classifier else 1.0)
+    with pytest.raises(OverflowError):
+        predict(x)
+    assert (pickle.dumps(model), predict({})) == before
+
+
 def test_a_negative_sample_weight_is_refused():
     model = trained(GARegressor())
     with pytest.raises(ValueError, match="w must be finite and >= 0"):

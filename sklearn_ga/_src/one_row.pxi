@@ -198,7 +198,7 @@ cdef class OneRow:
                 break
             try:
                 self.row[<Py_ssize_t>column] = value
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # (an int beyond float64)
                 break
         else:
             return True
