@@ -31,9 +31,17 @@ $(VENV)/.bench-installed: $(STAMP)
 demo: install
 	$(BIN)/python examples/sparse_target_demo.py
 
+# The tests that compare two paths, or the library with an oracle, run again with
+# NumPy's transcendental functions rounded as CPUs with AVX-512 round them
+# (tests/ulp_mode.py): a test that passes with one rounding only is a test of it.
+ULP_TESTS := $(addprefix tests/test_,one_row.py sparse_dense.py reference.py \
+	updates.py equivalence.py rates.py schedule.py average.py cv.py river.py \
+	online.py path_measure.py losses.py penalty.py kmww.py theory.py)
+
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	SKLEARN_GA_ULP_MODE=1 $(BIN)/python -m pytest -q -p no:cacheprovider $(ULP_TESTS)
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules sklearn_ga
 
 # Ratios against scikit-learn's SGD, BLAS and River; BENCH_SCALE=0.2 for a quick run.

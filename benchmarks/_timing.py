@@ -51,6 +51,26 @@ def report(case, ga, reference, reference_name, goal, higher_is_better=False):
           f"{ratio:.3f} | {goal_text} | {met_text} |", flush=True)
 
 
+def stable_rate(X, y, *models, tries=3):
+    """Set the models' ``eta`` to a rate at which the first learns (X, y) without
+    diverging: its own, else a tenth of it, and so on; returns the note a row's name
+    carries ("" at the model's own rate). The same data in the same order diverge
+    or not in every run, so one trial fit decides."""
+    eta = models[0].eta
+    for attempt in range(tries):
+        try:
+            models[0].fit(X, y)
+        except ValueError as error:  # (the divergence error)
+            if "diverged" not in str(error):
+                raise
+            eta = eta / 10
+            for model in models:
+                model.set_params(eta=eta)
+            continue
+        return f" (at eta/{10**attempt}: diverges at the shared eta)" if attempt else ""
+    raise ValueError(f"{models[0]!r} diverges even at eta={eta}")
+
+
 def header():
     print("| case | GA (ms) | reference (ms) | ratio | goal | met |")
     print("|---|---|---|---|---|---|", flush=True)

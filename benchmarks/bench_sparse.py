@@ -6,7 +6,7 @@ near 1 show that every psi updates in O(nnz) per trial.
 """
 
 import numpy as np
-from _timing import best_times, header, report, rows, sparse_data
+from _timing import best_times, header, report, rows, sparse_data, stable_rate
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
 from sklearn_ga import PSI, GAClassifier, GARegressor
@@ -24,10 +24,11 @@ def cases():
                                                     f"pnorm p={round(p)}", None)]
     for psi, exponent, name, goal in runs:
         ga = GARegressor(psi=psi, eta=eta, U=10.0, p=exponent, **ONE_PASS)
+        note = stable_rate(X, y, ga)
         ga_time, sgd_time = best_times(lambda ga=ga: ga.fit(X, y),
                                        lambda: sgd.fit(X, y))
-        report(f"4. CSR epoch psi={name} {X.shape[0]}x2^18, 50 nnz/row", ga_time,
-               sgd_time, "SGDRegressor", goal)
+        report(f"4. CSR epoch psi={name}{note} {X.shape[0]}x2^18, 50 nnz/row",
+               ga_time, sgd_time, "SGDRegressor", goal)
     averaged(X, y, eta, p)
     many_classes()
 
@@ -39,15 +40,11 @@ def averaged(X, y, eta, p):
     for psi in PSI:
         plain, mean = (GARegressor(psi=psi, eta=eta, U=10.0, p=p, average=average,
                                    **ONE_PASS) for average in (False, True))
-        try:
-            plain.fit(X, y)
-        except ValueError:  # (diverged: at a tenth of the rate)
-            plain.set_params(eta=eta / 10)
-            mean.set_params(eta=eta / 10)
+        note = stable_rate(X, y, plain, mean)
         mean_time, plain_time = best_times(
             *(lambda model=model: model.fit(X, y) for model in (mean, plain)))
-        report(f"4.2 averaged CSR epoch psi={psi} {X.shape[0]}x2^18, 50 nnz/row",
-               mean_time, plain_time, "plain", 1.5)
+        report(f"4.2 averaged CSR epoch psi={psi}{note} {X.shape[0]}x2^18, "
+               "50 nnz/row", mean_time, plain_time, "plain", 1.5)
     # For information: SGD keeps its averaged weights in a second array too, so its
     # averaging adds the same random cache line per coordinate to its epoch.
     sgd_plain, sgd_mean = (

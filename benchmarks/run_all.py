@@ -55,11 +55,14 @@ def main():
     print(f"Clones of the C primitives: {clones()}\n")
     header()
     with threadpool_limits(limits=1):
-        bench_dense.cases()
-        bench_sparse.cases()
-        bench_online.cases()
-        bench_memory.cases()
-        bench_cv.cases()
+        for module in (bench_dense, bench_sparse, bench_online, bench_memory,
+                       bench_cv):
+            try:
+                module.cases()
+            except Exception as error:  # noqa: BLE001 (a row's failure, reported)
+                # The rows that follow in other modules still run.
+                print(f"| {module.__name__}: stopped by {type(error).__name__}: "
+                      f"{error} | - | - | - | - | NO |", flush=True)
 
 
 if __name__ == "__main__":

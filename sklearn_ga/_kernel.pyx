@@ -19,7 +19,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from libc.math cimport (exp, expm1, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin,
-                        sqrt, pow, ldexp, ilogb, isfinite, INFINITY)
+                        sqrt, pow, ldexp, ilogb, isfinite, INFINITY, NAN)
 
 include "_src/primitives.pxi"
 include "_src/codes.pxi"
@@ -31,5 +31,6 @@ include "_src/csr_rows.pxi"
 include "_src/options.pxi"
 include "_src/trial.pxi"
 include "_src/trial_loop.pxi"
+include "_src/bounds.pxi"
 include "_src/one_row.pxi"
 include "_src/lockstep.pxi"

@@ -36,7 +36,7 @@ import operator
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernel import OneRow
+from ._kernel import OneRow, invscaling_factor
 from ._passes import RUNAWAY_RATIO, _start_weights, may_run_away
 from ._phi import PHI
 from ._rates import InvScaling, Rates, TheoryRates
@@ -144,7 +144,7 @@ class OneRowPath:
             t = fitted["t_"]
             eta, intercept_eta = self.pair
             if self.power_t is not None:
-                scale = (t + 1.0) ** -self.power_t
+                scale = invscaling_factor(t + 1, self.power_t)
                 eta, intercept_eta = eta * scale, intercept_eta * scale
             try:
                 if dense:

@@ -312,20 +312,6 @@ def _inverse_simplex(omega, U, p):
     return np.sqrt(omega)
 
 
-# Row-wise bounds read X in about this many blocks of rows (of at least
-# MIN_BLOCK_VALUES entries), so that their temporaries are about 1 / BLOCKS of X.
-BLOCKS = 100
-MIN_BLOCK_VALUES = 4096
-
-
-def row_blocks(X):
-    """Slices of consecutive rows of X (dense or CSR) that cover it in about
-    BLOCKS blocks: a row-wise computation over them needs no copy of X."""
-    per_row = max(1.0, X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1])
-    rows = max(-(-X.shape[0] // BLOCKS), int(MIN_BLOCK_VALUES // per_row), 1)
-    return [slice(start, start + rows) for start in range(0, X.shape[0], rows)]
-
-
 def _row_norms(X, order):
     """||x||_order of each row (dense or CSR)."""
     if sp.issparse(X):

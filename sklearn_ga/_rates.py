@@ -30,12 +30,14 @@ next call's object.
 """
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import assert_all_finite
 
 from ._guarantees import _representable
+from ._kernel import csr_row_bounds, dense_row_bounds, invscaling_factors
 from ._passes import start_activations
 from ._phi import PHI
-from ._psi import PSI, row_blocks
+from ._psi import PSI
 
 # The rates of a chunk of trials are computed this many trials at a time.
 RATE_BLOCK = 8192
@@ -79,13 +81,15 @@ class Rates:
         self.failure = tuple(float(rate) for rate in pair)
 
 
-def _all_row_bounds(entry, X, U, p):
-    """``entry.row_bounds`` of every row of X (a new array), block by block."""
-    with np.errstate(over="ignore", invalid="ignore"):  # (inf or NaN: the caller's
-        if X.shape[0] == 1:                             # to report)
-            return np.array(entry.row_bounds(X, U, p), dtype=np.float64)
-        return np.concatenate([entry.row_bounds(X[rows], U, p)
-                               for rows in row_blocks(X)], dtype=np.float64)
+def row_bounds(entry, X, Y, U, p, growth):
+    """The bound of each row of X (targets Y; see :class:`TheoryRates`), a new
+    array, computed by the kernel's ``_row_bound``: the one computation that the
+    one-row calls make too."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if sp.issparse(X):
+        return csr_row_bounds(X.data, X.indptr.astype(np.int64, copy=False),
+                              X.shape[1], Y, entry.code, U, p, growth)
+    return dense_row_bounds(X, Y, entry.code, U, p, growth)
 
 
 def _running_max(values, order, start):
@@ -195,9 +199,8 @@ class TheoryRates(Rates):
                 f"update='natural': {self.entry.no_natural_rate}. Use "
                 "update='explicit' or 'implicit', or pass a numeric eta."
             )
-        B = _all_row_bounds(self.entry, X, self.U, self.p)
-        if self.entry.growing_weights:
-            B *= np.maximum(np.abs(Y).max(axis=1), 1.0) ** self.growth
+        B = row_bounds(self.entry, X, Y, self.U, self.p,
+                       self.growth if self.entry.growing_weights else 0.0)
         if sample_weight is not None:
             B *= sample_weight
         largest = float(B.max())  # (NaN or inf if any is)
@@ -320,8 +323,7 @@ class InvScaling(Rates):
         self.base.start_pass()
 
     def rates(self, order, t):
-        scale = np.arange(t + 1, t + order.shape[0] + 1, dtype=np.float64)
-        scale **= -self.power_t
+        scale = invscaling_factors(t, order.shape[0], self.power_t)
         base = self.base.rates(order, t)
         if isinstance(base, tuple):
             return np.multiply.outer(scale, np.array(base))

@@ -6,6 +6,9 @@
   is derandomized, so a run fails or passes the same way every time; ``thorough``
   draws ten times as many examples, afresh on each run, to search for new failures.
 * ``without_runaway_check``: a fixture for tests of arithmetic at diverging rates.
+* ``SKLEARN_GA_ULP_MODE=1``: NumPy's transcendental functions round otherwise, as
+  they do on CPUs with AVX-512 (``tests/ulp_mode.py``), installed before any test
+  module imports the library.
 """
 
 import os
@@ -20,6 +23,11 @@ settings.register_profile("ci", max_examples=200, derandomize=True,
                           print_blob=True)
 settings.register_profile("thorough", max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+if os.environ.get("SKLEARN_GA_ULP_MODE") == "1":
+    from ulp_mode import install
+
+    install()
 
 
 @pytest.fixture

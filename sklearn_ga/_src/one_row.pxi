@@ -6,43 +6,6 @@
 # applies.
 
 
-cdef double _row_bound(State* s, const double* x, Py_ssize_t nnz, const double* y,
-                       double growth) noexcept nogil:
-    """x^T Dpsi x of KW01 eq. (28) at its sup over theta, for the row of ``nnz``
-    stored values x (dense: all n; CSR: the others are 0): the ``row_bounds`` of
-    psi in _psi.py's registry (where it is defined; the tests check that the two
-    agree), times max(|y|, 1)^growth for the psi of growing weights (the default
-    rate's rule for EGU and Burg)."""
-    cdef Py_ssize_t i
-    cdef double high, low, total = 0.0, top, largest = 1.0
-    if nnz == 0:
-        return 0.0
-    if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
-        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4, implicit zeros included.
-        high = low = x[0] if nnz == s.n else 0.0
-        for i in range(nnz):
-            high, low = fmax(high, x[i]), fmin(low, x[i])
-        return (high - low) * (high - low) / 4.0
-    if s.psi == PSI_EG_PM:
-        top = ga_max(x, nnz, 1)
-        return s.U * s.U * top * top
-    if s.psi == PSI_PNORM:
-        # ||x||_p in units of the largest |x_i|, as _row_norms computes it.
-        top = ga_max(x, nnz, 1)
-        if top == 0.0:
-            return 0.0
-        for i in range(nnz):
-            total += pow(fabs(x[i]) / top, s.p)
-        top *= pow(total, 1.0 / s.p)
-        return (s.p - 1.0) * top * top
-    total = ga_dot(x, x, nnz)
-    if growth > 0.0:
-        for i in range(s.k):
-            largest = fmax(largest, fabs(y[i]))
-        total *= pow(largest, growth)
-    return total
-
-
 cdef class OneRow:
     """One-row trials and activations on a :class:`TrialLoop`.
 
@@ -86,7 +49,14 @@ cdef class OneRow:
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
         """The row bound of the one dense row of X (of target y): for the tests."""
-        return _row_bound(&self.loop.s, &X[0, 0], self.loop.s.n, &y[0], self.growth)
+        return self._bound(&X[0, 0], self.loop.s.n, &y[0])
+
+    cdef double _bound(self, const double* x, Py_ssize_t nnz,
+                       const double* y) noexcept nogil:
+        """The row bound (bounds.pxi) of the row of ``nnz`` stored values x."""
+        cdef State* s = &self.loop.s
+        return _row_bound(s.psi, s.U, s.p, x, nnz, s.n) * _target_growth(
+            y, s.k, 1, self.growth)
 
     def activations(self, const double[:, ::1] X, bint outputs=False):
         """``X psi(Theta)^T + b`` of one dense row X of n features, as a new (1, k)
@@ -264,7 +234,7 @@ cdef class OneRow:
         if not dense and (_outputs_apart(s) or _columns_first(s, nnz)):
             return None
         if self.bound_limit < INFINITY and not (
-                _row_bound(s, x, nnz, &y[0], self.growth) * weight <= self.bound_limit):
+                self._bound(x, nnz, &y[0]) * weight <= self.bound_limit):
             return None
         if (s.options or not dense) and s.row_size < nnz:
             loop._row_scratch(nnz)  # the implicit update works on whole rows

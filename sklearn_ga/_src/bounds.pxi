@@ -1,0 +1,113 @@
+# The two per-trial quantities of the rates that every path asks for: the row bound
+# x^T Dpsi x of KW01 eq. (28) and the factor 1 / t^power_t of learning_rate=
+# "invscaling". Each is computed here once, for the rate objects of _rates.py (a
+# batch's rows) and for the one-row calls alike, so that the paths agree to the
+# bit on any CPU (NumPy's vectorised power and sums round otherwise on some).
+
+
+cdef inline double _schedule_factor(double trial, double power_t) noexcept nogil:
+    """1 / trial^power_t: the invscaling factor of the trial-th trial (from 1)."""
+    return pow(trial, -power_t)
+
+
+cdef double _row_bound(int psi, double U, double p, const double* x, Py_ssize_t nnz,
+                       Py_ssize_t n) noexcept nogil:
+    """x^T Dpsi x at its sup over theta for the row of ``nnz`` stored values x
+    (dense: all n; CSR: the others are 0). NaN if a value is not finite. The
+    NumPy formulas of _psi.py's registry are the reference the tests compare with."""
+    cdef Py_ssize_t i
+    cdef double high, low, total = 0.0, top
+    if nnz == 0:
+        return 0.0
+    if psi == PSI_IDENTITY or psi == PSI_EXP or psi == PSI_BURG or psi == PSI_SPHERE:
+        return ga_dot(x, x, nnz)  # (NaN or inf where x has one)
+    if not isfinite(ga_sum(x, 0.0, nnz)):
+        return NAN  # (the max below ignores a NaN)
+    if psi == PSI_SOFTMAX or psi == PSI_SIMPLEX:
+        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4, implicit zeros included.
+        high = low = x[0] if nnz == n else 0.0
+        for i in range(nnz):
+            high, low = fmax(high, x[i]), fmin(low, x[i])
+        return (high - low) * (high - low) / 4.0
+    top = ga_max(x, nnz, 1)
+    if psi == PSI_EG_PM:
+        return U * U * top * top
+    # psi = pnorm: ||x||_p in units of the largest |x_i|.
+    if top == 0.0:
+        return 0.0
+    for i in range(nnz):
+        total += pow(fabs(x[i]) / top, p)
+    top *= pow(total, 1.0 / p)
+    return (p - 1.0) * top * top
+
+
+cdef inline double _target_growth(const double* y, Py_ssize_t k, Py_ssize_t stride,
+                                  double growth) noexcept nogil:
+    """max(|y|, 1)^growth: the row bound's factor for the psi of growing weights
+    (the default rate's rule for EGU and Burg; ``TheoryRates``); 1 for the others
+    (growth 0)."""
+    cdef Py_ssize_t j
+    cdef double largest = 1.0
+    if growth == 0.0:
+        return 1.0
+    for j in range(k):
+        largest = fmax(largest, fabs(y[j * stride]))
+    return pow(largest, growth)
+
+
+def invscaling_factors(Py_ssize_t t, Py_ssize_t count, double power_t):
+    """The factors 1 / trial^power_t of trials t + 1 ... t + count, a new array."""
+    import numpy as np
+
+    out = np.empty(count)
+    cdef double[::1] factors = out
+    cdef Py_ssize_t i
+    for i in range(count):
+        factors[i] = _schedule_factor(<double>(t + i + 1), power_t)
+    return out
+
+
+def invscaling_factor(Py_ssize_t trial, double power_t):
+    """The factor of one trial (from 1): an entry of :func:`invscaling_factors`."""
+    return _schedule_factor(<double>trial, power_t)
+
+
+def dense_row_bounds(const double[:, :] X, const double[:, :] Y, int psi, double U,
+                     double p, double growth):
+    """The row bound of each row of X (targets Y, for ``growth``), a new array."""
+    import numpy as np
+
+    cdef Py_ssize_t i, q, m = X.shape[0], n = X.shape[1]
+    out = np.empty(m)
+    cdef double[::1] bounds = out
+    cdef double[::1] row = np.empty(max(n, 1))
+    cdef bint contiguous = n <= 1 or X.strides[1] == sizeof(double)
+    cdef const double* x
+    with nogil:
+        for i in range(m):
+            if contiguous:
+                x = &X[i, 0] if n else NULL
+            else:
+                for q in range(n):
+                    row[q] = X[i, q]
+                x = &row[0]
+            bounds[i] = _row_bound(psi, U, p, x, n, n) * _target_growth(
+                &Y[i, 0], Y.shape[1], Y.strides[1] // sizeof(double), growth)
+    return out
+
+
+def csr_row_bounds(const double[::1] data, const int64_t[::1] indptr, Py_ssize_t n,
+                   const double[:, :] Y, int psi, double U, double p, double growth):
+    """:func:`dense_row_bounds` of the CSR rows of ``data`` and ``indptr``."""
+    import numpy as np
+
+    cdef Py_ssize_t i, m = indptr.shape[0] - 1
+    out = np.empty(m)
+    cdef double[::1] bounds = out
+    with nogil:
+        for i in range(m):
+            bounds[i] = _row_bound(
+                psi, U, p, &data[indptr[i]] if indptr[i + 1] > indptr[i] else NULL,
+                indptr[i + 1] - indptr[i], n) * _target_growth(
+                    &Y[i, 0], Y.shape[1], Y.strides[1] // sizeof(double), growth)
+    return out
