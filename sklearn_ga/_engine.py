@@ -449,7 +449,7 @@ class Engine:
         return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
                          eta, float(self.U if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
-                         terms if psi == self.psi else None, alpha=float(self.alpha),
+                         terms, alpha=float(self.alpha),
                          intercept_eta=intercept_eta, average=bool(self.average),
                          averages=averages)
 
@@ -480,8 +480,8 @@ class Engine:
 
     def _loop_psi(self):
         """The psi whose loop runs: psi, or the one it equals at this p
-        (``Parameterization.same_as``; terms psi's own loop saved are then
-        dropped)."""
+        (``Parameterization.same_as``). Terms given to ``_trial_loop`` come from a
+        loop built for the same settings (``_loop_key``), hence of this psi."""
         same_as = PSI[self.psi].same_as
         return (same_as and same_as(self.p)) or self.psi
 

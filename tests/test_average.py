@@ -3,11 +3,13 @@ the intercepts b_t after each averaged trial, while theta_, the learning and
 cumulative_loss_ stay those of the plain algorithm. References: the plain model
 read after each of m one-row calls, and scikit-learn's averaged SGD."""
 
+import copy as copy_module
 import pickle
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.linear_model import SGDRegressor
 from test_reference import ETA, P, U, as_layout, make_inputs, regression_targets
 
@@ -216,3 +218,29 @@ def test_average_with_rates_that_vary_by_trial(psi, sparse):
         sgd.partial_fit(as_layout(X[40:], sparse), y[40:])
         np.testing.assert_allclose(model.coef_, sgd.coef_, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(model.intercept_, sgd.intercept_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("copy", ["pickle", "deepcopy", "copy of a fitted clone"])
+@pytest.mark.parametrize("psi, p", [("pnorm", 2.0), ("pnorm", 3.0), ("identity", 2.0)])
+def test_a_copy_keeps_the_averages_of_a_psi_run_as_another(psi, p, copy):
+    """pnorm at p = 2 runs gradient descent's loop (Parameterization.same_as): a
+    copy's loop must carry its averages all the same, and continue bit for bit."""
+    rng = np.random.default_rng(8)
+    X = make_inputs(rng, 80, 6, True)
+    y = regression_targets("identity", rng, 80, 1)[:, 0]
+    model = GARegressor(psi=psi, p=p, eta=0.05, average=True).partial_fit(X[:40],
+                                                                       y[:40])
+    if copy == "pickle":
+        twin = pickle.loads(pickle.dumps(model))
+    elif copy == "deepcopy":
+        twin = copy_module.deepcopy(model)
+    else:
+        twin = clone(model).partial_fit(X[:40], y[:40])
+        twin = copy_module.deepcopy(twin)
+    np.testing.assert_array_equal(twin.coef_, model.coef_)
+    assert not np.array_equal(twin.coef_, twin.theta_)  # (the averages, not theta)
+    model.partial_fit(X[40:], y[40:])
+    twin.partial_fit(X[40:], y[40:])
+    np.testing.assert_array_equal(twin.coef_, model.coef_)
+    np.testing.assert_array_equal(twin.intercept_, model.intercept_)
+    np.testing.assert_array_equal(twin.theta_, model.theta_)
