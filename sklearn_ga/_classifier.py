@@ -11,7 +11,7 @@ from sklearn.utils.validation import column_or_1d
 from ._base import BaseGA
 from ._phi import CLASSIFICATION_PHI, PHI
 from ._psi import PSI
-from ._state import fit_context, one_row_first
+from ._state import fit_context, one_row_first, read_only
 
 
 def _class_labels(classes):
@@ -381,7 +381,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         else:
             Y[np.arange(y.shape[0]), codes] = 1.0
         if first_call:
-            self.classes_ = labels
+            self.classes_, = read_only(labels)
         return Y
 
     def _decode_targets(self, Y):

@@ -285,7 +285,7 @@ class _GridMixin:
             raise
         best = int(np.argmin(scores))
         eta, U = self._configs[best]
-        self.progressive_loss_ = losses
+        self.progressive_loss_, = read_only(losses)  # (it steers the selection)
         self.cv_results_ = {
             "params": [{"eta": e, "U": u} for e, u in self._configs],
             "param_eta": np.array([e for e, _ in self._configs]),
