@@ -9,6 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGA
+from ._docstrings import fill_docstring
 from ._phi import CLASSIFICATION_PHI, PHI
 from ._psi import PSI
 from ._state import fit_context, one_row_first, read_only
@@ -89,6 +90,7 @@ def _has_probabilities(estimator):
     return True
 
 
+@fill_docstring
 class GAClassifier(ClassifierMixin, BaseGA):
     """General additive on-line classifier GA(psi, phi, Theta, eta) (Kivinen, Warmuth).
 
@@ -112,11 +114,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
-            "burg"}, \
-            default="identity"
+    psi : [psi choices], default="identity"
         Parameterization function (see :class:`GARegressor`).
-    phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
+    phi : [classification phi choices], default="logistic"
         Transfer function; its matching loss is the loss (log loss for logistic and
         softmax; with ``"sign"`` the update is the Perceptron's: a step on mistakes,
         where ``a = 0`` counts as a mistake; an exact tie is decided in floating
@@ -423,11 +423,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
                 default=None
             Weights to start from (``SGDClassifier.fit``'s, keyword-only here). The
             parameters start at ``psi^-1(coef_init)``, so the weights must lie in
-            the range of psi: on the probability simplex, all positive, for
-            ``"softmax"``; strictly inside the l1 ball of radius ``U`` for
-            ``"eg_pm"``; positive for ``"exp"``; on the sphere of radius ``U`` for
-            ``"sphere"``; on the simplex for ``"simplex"``; anywhere for
-            ``"identity"`` and ``"pnorm"``. With ``warm_start``, they replace the
+            the range of psi:
+            [psi ranges]
+            With ``warm_start``, they replace the
             fitted weights.
         intercept_init : array-like of shape (k,), default=None
             Intercepts to start from (with ``fit_intercept=False`` they stay

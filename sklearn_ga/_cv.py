@@ -26,6 +26,7 @@ from sklearn.utils.validation import assert_all_finite
 
 from ._classifier import GAClassifier
 from ._codes import Status
+from ._docstrings import fill_docstring
 from ._kernel import BLOCK_ROWS, block_grams, block_run
 from ._passes import TrialRunner
 from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
@@ -354,6 +355,7 @@ class _GridMixin:
                             first_call=first_call)
 
 
+@fill_docstring
 class GARegressorCV(_GridMixin, GARegressor):
     """GARegressor with eta (and U) chosen by progressive validation in one pass.
 
@@ -372,13 +374,10 @@ class GARegressorCV(_GridMixin, GARegressor):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
-            "burg"}, \
-            default="identity"
+    psi : [psi choices], default="identity"
         Parameterization function (see :class:`GARegressor`; the sphere's radius
         is 1).
-    phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
-            default="identity"
+    phi : [regression phi choices], default="identity"
         Transfer function (see :class:`GARegressor`).
     etas : int or array-like of float, default=9
         Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``.
@@ -499,6 +498,7 @@ class GARegressorCV(_GridMixin, GARegressor):
     partial_fit = available_if(_GridMixin._progressive)(GARegressor.partial_fit)
 
 
+@fill_docstring
 class GAClassifierCV(_GridMixin, GAClassifier):
     """GAClassifier with eta (and U) chosen by progressive validation in one pass.
 
@@ -511,12 +511,10 @@ class GAClassifierCV(_GridMixin, GAClassifier):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
-            "burg"}, \
-            default="identity"
+    psi : [psi choices], default="identity"
         Parameterization function (see :class:`GARegressor`; the sphere's radius
         is 1).
-    phi : {"logistic", "softmax", "tanh", "sign"}, default="logistic"
+    phi : [classification phi choices], default="logistic"
         Transfer function (see :class:`GAClassifier`).
     etas : int or array-like of float, default=9
         Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``.

@@ -482,8 +482,7 @@ class Engine:
         """The psi whose loop runs: psi, or the one it equals at this p
         (``Parameterization.same_as``). Terms given to ``_trial_loop`` come from a
         loop built for the same settings (``_loop_key``), hence of this psi."""
-        same_as = PSI[self.psi].same_as
-        return (same_as and same_as(self.p)) or self.psi
+        return PSI[self.psi].same_as(self.p) or self.psi
 
     def _options(self):
         """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.

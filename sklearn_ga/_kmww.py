@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._guarantees import _check_nonnegative, _check_positive, _guarantee, _representable
-from ._psi import _unit_rows
+from ._psi._scaled_rows import unit_rows
 from .losses import _as_finite_array, _as_parameters, _phi_entry
 
 # Membership of the sphere and the simplex is checked to this relative accuracy.
@@ -29,7 +29,7 @@ def _unit_angles(u, v):
 
 def _on_sphere(w, radius, name, where):
     """The rows of w as unit vectors, after checking that their norms are radius."""
-    _, r = _unit_rows(w)  # (no overflow at any scale)
+    _, r = unit_rows(w)  # (no overflow at any scale)
     norms = np.linalg.norm(r, axis=-1) * np.max(np.abs(w), axis=-1)
     if not np.all(np.abs(norms - radius) <= MANIFOLD_RTOL * radius):
         raise ValueError(f"{name} is not on {where}: its rows have norms "
@@ -39,7 +39,7 @@ def _on_sphere(w, radius, name, where):
 
 
 def _euclidean_rows(w_tilde, w, U):
-    s, _ = _unit_rows(np.maximum(np.abs(w_tilde), np.abs(w)))  # (no overflow)
+    s, _ = unit_rows(np.maximum(np.abs(w_tilde), np.abs(w)))  # (no overflow)
     return s[:, 0] * np.linalg.norm((w_tilde - w) / s, axis=-1)
 
 

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseGA
+from ._docstrings import fill_docstring
 from ._phi import PHI, REGRESSION_PHI
 from ._psi import PSI
 from ._state import fit_context, one_row_first
@@ -16,6 +17,7 @@ from ._state import fit_context, one_row_first
 _FLOAT64 = np.dtype(np.float64)
 
 
+@fill_docstring
 class GARegressor(RegressorMixin, BaseGA):
     """General additive on-line regressor GA(psi, phi, Theta, eta) of Kivinen & Warmuth.
 
@@ -31,19 +33,14 @@ class GARegressor(RegressorMixin, BaseGA):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex", \
-            "burg"}, \
-            default="identity"
-        Parameterization function: ``"identity"`` (gradient descent),
-        ``"softmax"`` (EG, weights on the probability simplex), ``"eg_pm"`` (EG±,
-        signed weights of l1 norm at most ``U``; HKW §III), ``"exp"`` (EGU,
-        unnormalized positive weights), ``"pnorm"`` (p-norm algorithm).
+    psi : [psi choices], default="identity"
+        Parameterization function:
+        [psi descriptions]
         ``"sphere"`` and ``"simplex"`` keep the weights on the sphere of radius
         ``U`` and on the probability simplex (Fisher metric) and move them along
         geodesics (KMWW Examples 2, 3), starting from uniform weights; they need
         ``update="explicit"``.
-    phi : {"identity", "logistic", "tanh", "arctan", "exp", "softmax"}, \
-            default="identity"
+    phi : [regression phi choices], default="identity"
         Transfer function. The loss is its matching loss (square loss for
         ``"identity"``, relative entropy for ``"logistic"``/``"softmax"``, ...).
         Targets must lie in its range: [0, 1] for logistic, [-1, 1] for tanh,
@@ -357,11 +354,9 @@ class GARegressor(RegressorMixin, BaseGA):
                 default=None
             Weights to start from (``SGDRegressor.fit``'s, keyword-only here). The
             parameters start at ``psi^-1(coef_init)``, so the weights must lie in
-            the range of psi: on the probability simplex, all positive, for
-            ``"softmax"``; strictly inside the l1 ball of radius ``U`` for
-            ``"eg_pm"``; positive for ``"exp"``; on the sphere of radius ``U`` for
-            ``"sphere"``; on the simplex for ``"simplex"``; anywhere for
-            ``"identity"`` and ``"pnorm"``. With ``warm_start``, they replace the
+            the range of psi:
+            [psi ranges]
+            With ``warm_start``, they replace the
             fitted weights.
         intercept_init : array-like of shape (n_outputs,), default=None
             Intercepts to start from (with ``fit_intercept=False`` they stay

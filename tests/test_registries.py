@@ -32,7 +32,7 @@ def _name_branches(path):
 def test_no_branch_on_names_outside_the_registries():
     # Code asks an entry's fields, so that a new psi or phi needs no edit elsewhere.
     found = {path.name: _name_branches(path) for path in PACKAGE.glob("*.py")
-             if path.name not in ("_psi.py", "_phi.py")}
+             if path.name != "_phi.py"}
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
@@ -57,15 +57,38 @@ def test_codes_come_from_the_codes_module():
 
 
 def test_a_psi_gives_a_bound_or_the_reason_for_none():
-    entry = PSI["identity"]
     with pytest.raises(TypeError, match="exactly one"):
-        replace(entry, no_input_bound="no reason")
+        replace(PSI["identity"], no_input_bound="no reason")
     with pytest.raises(TypeError, match="exactly one"):
-        replace(entry, input_bound=None)
+        replace(PSI["exp"], no_input_bound=None)
     assert all((e.input_bound is None) != (e.no_input_bound is None)
                for e in PSI.values())
 
 
 def test_registry_types():
-    assert all(type(entry) is Parameterization for entry in PSI.values())
+    # One class per psi, holding its formulas, each entry the one of its class.
+    assert all(isinstance(entry, Parameterization) for entry in PSI.values())
+    assert len({type(entry) for entry in PSI.values()}) == len(PSI)
+    for entry in PSI.values():
+        assert type(entry).__module__.startswith("sklearn_ga._psi.")
+        assert all(callable(getattr(entry, formula))
+                   for formula in ("weights", "inverse", "row_bounds", "same_as"))
+        # (A potential and its divergence come together, for the additive psi.)
+        assert (entry.potential is None) == (entry.divergence is None) == (
+            entry.geodesic)
     assert all(type(entry) is TransferFunction for entry in PHI.values())
+
+
+@pytest.mark.parametrize("estimator", [sklearn_ga.GARegressor, sklearn_ga.GAClassifier,
+                                       sklearn_ga.GARegressorCV,
+                                       sklearn_ga.GAClassifierCV])
+def test_docstrings_list_the_registries_choices(estimator):
+    # The lists are written from the registries: a new psi is documented at once.
+    doc = estimator.__doc__
+    line = next(line for line in doc.splitlines() if line.strip().startswith("psi :"))
+    assert line.strip() == ("psi : {" + ", ".join(f'"{name}"' for name in PSI)
+                            + '}, default="identity"')
+    for method in (estimator.__doc__, estimator.fit.__doc__):
+        assert "[psi" not in method and "phi choices]" not in method
+    if "coef_init" in estimator.fit.__doc__:  # (the range of each psi)
+        assert all(f'``"{name}"``' in estimator.fit.__doc__ for name in PSI)

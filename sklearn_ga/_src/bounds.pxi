@@ -1,44 +1,14 @@
 # The two per-trial quantities of the rates that every path asks for: the row bound
-# x^T Dpsi x of KW01 eq. (28) and the factor 1 / t^power_t of learning_rate=
-# "invscaling". Each is computed here once, for the rate objects of _rates.py (a
-# batch's rows) and for the one-row calls alike, so that the paths agree to the
-# bit on any CPU (NumPy's vectorised power and sums round otherwise on some).
+# x^T Dpsi x of KW01 eq. (28) (psi.pxi's _row_bound, times the growth factor below)
+# and the factor 1 / t^power_t of learning_rate="invscaling". Each is computed by
+# these functions once, for the rate objects of _rates.py (a batch's rows) and for
+# the one-row calls alike, so that the paths agree to the bit on any CPU (NumPy's
+# vectorised power and sums round otherwise on some).
 
 
 cdef inline double _schedule_factor(double trial, double power_t) noexcept nogil:
     """1 / trial^power_t: the invscaling factor of the trial-th trial (from 1)."""
     return pow(trial, -power_t)
-
-
-cdef double _row_bound(int psi, double U, double p, const double* x, Py_ssize_t nnz,
-                       Py_ssize_t n) noexcept nogil:
-    """x^T Dpsi x at its sup over theta for the row of ``nnz`` stored values x
-    (dense: all n; CSR: the others are 0). NaN if a value is not finite. The
-    NumPy formulas of _psi.py's registry are the reference the tests compare with."""
-    cdef Py_ssize_t i
-    cdef double high, low, total = 0.0, top
-    if nnz == 0:
-        return 0.0
-    if psi == PSI_IDENTITY or psi == PSI_EXP or psi == PSI_BURG or psi == PSI_SPHERE:
-        return ga_dot(x, x, nnz)  # (NaN or inf where x has one)
-    if not isfinite(ga_sum(x, 0.0, nnz)):
-        return NAN  # (the max below ignores a NaN)
-    if psi == PSI_SOFTMAX or psi == PSI_SIMPLEX:
-        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4, implicit zeros included.
-        high = low = x[0] if nnz == n else 0.0
-        for i in range(nnz):
-            high, low = fmax(high, x[i]), fmin(low, x[i])
-        return (high - low) * (high - low) / 4.0
-    top = ga_max(x, nnz, 1)
-    if psi == PSI_EG_PM:
-        return U * U * top * top
-    # psi = pnorm: ||x||_p in units of the largest |x_i|.
-    if top == 0.0:
-        return 0.0
-    for i in range(nnz):
-        total += pow(fabs(x[i]) / top, p)
-    top *= pow(total, 1.0 / p)
-    return (p - 1.0) * top * top
 
 
 cdef inline double _target_growth(const double* y, Py_ssize_t k, Py_ssize_t stride,

@@ -70,6 +70,38 @@ cdef extern from *:
     bint _homogeneous "ga_psi_homogeneous"(int psi) noexcept nogil
 
 
+cdef double _row_bound(int psi, double U, double p, const double* x, Py_ssize_t nnz,
+                       Py_ssize_t n) noexcept nogil:
+    """x^T Dpsi x of KW01 eq. (28) at its sup over theta for the row of ``nnz``
+    stored values x (dense: all n; CSR: the others are 0), the rates' bound
+    (bounds.pxi). NaN if a value is not finite. The registry's ``row_bounds``
+    (sklearn_ga/_psi) are the reference the tests compare with."""
+    cdef Py_ssize_t i
+    cdef double high, low, total = 0.0, top
+    if nnz == 0:
+        return 0.0
+    if psi == PSI_IDENTITY or psi == PSI_EXP or psi == PSI_BURG or psi == PSI_SPHERE:
+        return ga_dot(x, x, nnz)  # (NaN or inf where x has one)
+    if not isfinite(ga_sum(x, 0.0, nnz)):
+        return NAN  # (the max below ignores a NaN)
+    if psi == PSI_SOFTMAX or psi == PSI_SIMPLEX:
+        # KW01 Example 5: (max_i x_i - min_i x_i)^2 / 4, implicit zeros included.
+        high = low = x[0] if nnz == n else 0.0
+        for i in range(nnz):
+            high, low = fmax(high, x[i]), fmin(low, x[i])
+        return (high - low) * (high - low) / 4.0
+    top = ga_max(x, nnz, 1)
+    if psi == PSI_EG_PM:
+        return U * U * top * top
+    # psi = pnorm: ||x||_p in units of the largest |x_i|.
+    if top == 0.0:
+        return 0.0
+    for i in range(nnz):
+        total += pow(fabs(x[i]) / top, p)
+    top *= pow(total, 1.0 / p)
+    return (p - 1.0) * top * top
+
+
 cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
                  Py_ssize_t n) noexcept nogil:
     """num and den of n parameters (HKW §III, KW01 §3); the identity stores none."""

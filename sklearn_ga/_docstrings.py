@@ -1,0 +1,56 @@
+"""Docstring parts written from the registries, so that the lists of choices in
+the estimators' docs cannot drift from what they accept: a docstring names a part
+by its token (``[psi choices]``, ...) and :func:`fill_docstring` writes it in."""
+
+import textwrap
+
+from ._phi import CLASSIFICATION_PHI, PHI, REGRESSION_PHI
+from ._psi import PSI
+
+
+def _choices(names):
+    return "{" + ", ".join(f'"{name}"' for name in names) + "}"
+
+
+def _listing(parts, indent):
+    """``parts`` joined in one paragraph, wrapped at 88 columns under ``indent``."""
+    return textwrap.fill("; ".join(parts) + ".", width=88 - indent,
+                         break_on_hyphens=False).replace(
+        "\n", "\n" + " " * indent)
+
+
+def _parts(indent):
+    return {
+        "[psi choices]": _choices(PSI),
+        "[regression phi choices]": _choices(
+            name for name in PHI if name in REGRESSION_PHI),
+        "[classification phi choices]": _choices(
+            name for name in PHI if name in CLASSIFICATION_PHI),
+        "[all phi choices]": _choices(PHI),
+        "[psi descriptions]": _listing(
+            [f'``"{entry.name}"``: {entry.description}' for entry in PSI.values()],
+            indent),
+        "[psi ranges]": _listing(
+            [f'{entry.weight_range} for ``"{entry.name}"``'
+             for entry in PSI.values()], indent),
+    }
+
+
+def fill_docstring(cls):
+    """Write the registries' parts into the docstrings of ``cls`` and of its
+    methods (a class decorator); a token's indent is that of its line."""
+    for owner in (cls, *vars(cls).values()):
+        doc = getattr(owner, "__doc__", None)
+        if not doc or "[" not in doc:
+            continue
+        lines = []
+        for line in doc.split("\n"):
+            indent = len(line) - len(line.lstrip())
+            for token, text in _parts(indent).items():
+                line = line.replace(token, text)
+            lines.append(line)
+        try:
+            owner.__doc__ = "\n".join(lines)
+        except (AttributeError, TypeError):  # (a property's or builtin's)
+            pass
+    return cls
