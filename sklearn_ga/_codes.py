@@ -1,7 +1,7 @@
 """The integer codes that name psi, phi, the update rule, the loss and a run's status.
 
-This module is the one source of these numbers: the registries (``_psi.py``,
-``_phi.py``) take their codes from here, and ``setup.py`` writes them for the compiled
+This module is the one source of these numbers: the registries (``_psi/``,
+``_phi/``) take their codes from here, and ``setup.py`` writes them for the compiled
 loop (the C enums of ``_src/ga_codes.h`` and their Cython declarations in
 ``_src/codes.pxi``), whose enums ``tests/test_codes.py`` checks against these.
 """
@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class PsiCode(IntEnum):
-    """Parameterization functions psi (registry: ``_psi.py``)."""
+    """Parameterization functions psi (registry: ``_psi/``)."""
 
     PSI_IDENTITY = 0
     PSI_SOFTMAX = 1
@@ -23,7 +23,7 @@ class PsiCode(IntEnum):
 
 
 class PhiCode(IntEnum):
-    """Transfer functions phi (registry: ``_phi.py``)."""
+    """Transfer functions phi (registry: ``_phi/``)."""
 
     PHI_IDENTITY = 0
     PHI_LOGISTIC = 1

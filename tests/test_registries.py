@@ -31,8 +31,8 @@ def _name_branches(path):
 
 def test_no_branch_on_names_outside_the_registries():
     # Code asks an entry's fields, so that a new psi or phi needs no edit elsewhere.
-    found = {path.name: _name_branches(path) for path in PACKAGE.glob("*.py")
-             if path.name != "_phi.py"}
+    # (The registries' own packages, _psi/ and _phi/, are not globbed.)
+    found = {path.name: _name_branches(path) for path in PACKAGE.glob("*.py")}
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
@@ -76,7 +76,15 @@ def test_registry_types():
         # (A potential and its divergence come together, for the additive psi.)
         assert (entry.potential is None) == (entry.divergence is None) == (
             entry.geodesic)
-    assert all(type(entry) is TransferFunction for entry in PHI.values())
+    assert all(isinstance(entry, TransferFunction) for entry in PHI.values())
+    assert len({type(entry) for entry in PHI.values()}) == len(PHI)
+    for entry in PHI.values():
+        assert type(entry).__module__.startswith("sklearn_ga._phi.")
+        assert all(callable(getattr(entry, formula))
+                   for formula in ("transfer", "potential", "loss"))
+        # (sign alone has no inverse, no loss from predictions, no probability.)
+        assert (entry.inverse is None) == (entry.prediction_loss is None) == (
+            entry.threshold)
 
 
 @pytest.mark.parametrize("estimator", [sklearn_ga.GARegressor, sklearn_ga.GAClassifier,

@@ -20,23 +20,9 @@ package knows no estimator: the estimators ask an entry's fields, never a psi's
 name.
 """
 
-import importlib
-import pkgutil
-
+from .._registry import registry
 from ._entry import Parameterization
 
-
-def _defined_entries():
-    """The entries of the family modules (the public modules of this package)."""
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_"):
-            family = importlib.import_module(f"{__name__}.{module.name}")
-            yield from (value for value in vars(family).values()
-                        if isinstance(value, Parameterization))
-
-
-PSI = {entry.name: entry
-       for entry in sorted({entry.name: entry for entry in _defined_entries()}.values(),
-                           key=lambda entry: entry.code)}
+PSI = registry(__name__, __path__, Parameterization)
 
 __all__ = ["PSI", "Parameterization"]

@@ -3,7 +3,7 @@
 # where y_hat saturates; the slope of phi for the square loss (GA_L, KW01 eq. 35).
 #
 # Every branch on a phi code lives in this file, and each loss is the formula of
-# the registry (sklearn_ga/_phi.py) in the same operations, so that the loop's
+# the registry (sklearn_ga/_phi/) in the same operations, so that the loop's
 # cumulative loss and sklearn_ga.losses.matching_loss agree to rounding
 # (tests/test_kernel_registry.py). TrialLoop admits only the codes of _phi_known.
 
