@@ -30,6 +30,21 @@ def curve(dataset, model, metric, step):
     return [t for t, _ in points], [value for _, value in points]
 
 
+def plot_curves(models, dataset, metric, step, title, ylabel):
+    """One figure of the progressive ``metric`` of each model on ``dataset``, the
+    legend below the axes so that it hides no curve. The first curve is drawn wide
+    and light, the others over it, so that curves that coincide stay visible."""
+    fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+    styles = [{"linewidth": 5, "alpha": 0.4}, {"linestyle": "--"}, {}]
+    for (name, model), style in zip(models.items(), styles, strict=True):
+        steps, values = curve(dataset, model, metric.clone(), step)
+        ax.plot(steps, values, label=name, **style)
+        print(f"{name}: {ylabel} {values[-1]:.4f}")
+    ax.set(xlabel="events", ylabel=ylabel, title=title)
+    fig.legend(loc="outside lower center")
+    return ax
+
+
 # %%
 # Classification: Phishing
 # ------------------------
@@ -40,18 +55,14 @@ classifiers = {
     "GAClassifier(eta=0.1): GD": GAClassifier(eta=0.1),
     "GAClassifier(psi='eg_pm', U=5)": GAClassifier(psi="eg_pm", U=5.0),
 }
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-for name, model in classifiers.items():
-    steps, accuracy = curve(datasets.Phishing(), model, metrics.Accuracy(), 25)
-    left.plot(steps, accuracy, label=name)
-    print(f"{name}: accuracy {accuracy[-1]:.4f}")
-left.set(xlabel="events", ylabel="progressive accuracy", title="Phishing")
-left.legend()
+plot_curves(classifiers, datasets.Phishing(), metrics.Accuracy(), 25,
+            "Phishing", "progressive accuracy")
+plt.show()
 
 # %%
 # GD on the logistic loss is River's logistic regression at the same rates for the
-# weights and the intercept: the same curve, event by event. EG± keeps the l1 norm of
-# its weights at most ``U``.
+# weights and the intercept: the same curve, event by event (the dashed curve runs
+# inside the wide one). EG± keeps the l1 norm of its weights at most ``U``.
 #
 # Regression: TrumpApproval
 # -------------------------
@@ -62,14 +73,9 @@ regressors = {
     "GARegressor(eta=0.1): implicit GD": GARegressor(eta=0.1),
     "GARegressor(psi='eg_pm', U=40)": eg_pm,
 }
-for name, model in regressors.items():
-    steps, error = curve(datasets.TrumpApproval(), model, metrics.MAE(), 20)
-    right.plot(steps, error, label=name)
-    print(f"{name}: MAE {error[-1]:.4f}")
-right.set(xlabel="events", ylabel="progressive MAE", title="TrumpApproval",
-          yscale="log")
-right.legend()
-fig.tight_layout()
+ax = plot_curves(regressors, datasets.TrumpApproval(), metrics.MAE(), 20,
+                 "TrumpApproval", "progressive MAE")
+ax.set_yscale("log")
 plt.show()
 
 # %%
