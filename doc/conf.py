@@ -43,6 +43,8 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"sklearn-ga {release}"
 html_static_path = ["_static"]
 html_css_files = ["sklearn_ga.css"]
+# Pages without sections of their own: no empty navigation beside their tables.
+html_sidebars = {"benchmarks": [], "changelog": []}
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc"],
@@ -145,6 +147,11 @@ def latest_benchmarks(readme):
     return section.strip().split(",", 1)[0], list(rows.values())
 
 
+def _digits(value):
+    """Three significant digits, without an exponent."""
+    return f"{value:.{max(0, 2 - math.floor(math.log10(value)))}f}"
+
+
 def write_benchmark_table(page):
     """The benchmarks page's table, from ``benchmarks/README.md``'s latest results:
     each task's time with sklearn-ga and with its reference, and their ratio."""
@@ -158,8 +165,10 @@ def write_benchmark_table(page):
         logger.warning("benchmarks/README.md's latest results are of %s: state their "
                        "date and machine in doc/benchmarks.rst", date)
     table = _list_table(
-        ("task", "sklearn-ga", "reference", "sklearn-ga / reference"),
-        [(task, f"{ga:g} {unit}", f"{name}, {ref:g} {unit}", f"{ga / ref:.3g}")
+        ("task", "sklearn-ga", "reference", "ratio"),
+        [(task, f"{_digits(ga)} {unit}",
+          f"{name.replace('GA ', 'sklearn-ga ')}, {_digits(ref)} {unit}",
+          f"{ga / ref:.3g}")
          for task, ga, name, ref, unit in rows])
     out.write_text(table.replace(":header-rows: 1", ":header-rows: 1\n"
                                  "   :widths: 52 14 24 10", 1))
