@@ -17,26 +17,39 @@ the implicit rule of KW01 eq. (22), stable at any rate.
 """
 
 import matplotlib.pyplot as plt
-from river import datasets, evaluate, linear_model, metrics, optim, preprocessing
+from river import (
+    datasets,
+    evaluate,
+    linear_model,
+    metrics,
+    optim,
+    preprocessing,
+)
 
 from sklearn_ga.river import GAClassifier, GARegressor
 
 
 def curve(dataset, model, metric, step):
-    """The metric after every ``step`` events of a progressive validation."""
+    """The metric after every ``step`` events of a progressive
+    validation."""
     checkpoints = evaluate.iter_progressive_val_score(
-        dataset, preprocessing.StandardScaler() | model, metric, step=step)
-    points = [(c["Step"], c[metric.__class__.__name__].get()) for c in checkpoints]
+        dataset, preprocessing.StandardScaler() | model, metric,
+        step=step)
+    name = metric.__class__.__name__
+    points = [(c["Step"], c[name].get()) for c in checkpoints]
     return [t for t, _ in points], [value for _, value in points]
 
 
 def plot_curves(models, dataset, metric, step, title, ylabel):
-    """One figure of the progressive ``metric`` of each model on ``dataset``, the
-    legend below the axes so that it hides no curve. The first curve is drawn wide
-    and light, the others over it, so that curves that coincide stay visible."""
+    """The progressive ``metric`` of each model on ``dataset``.
+
+    The legend goes below the axes, where it hides no curve; the
+    first curve is drawn wide and light, so that another one that
+    coincides with it stays visible."""
     fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
     styles = [{"linewidth": 5, "alpha": 0.4}, {"linestyle": "--"}, {}]
-    for (name, model), style in zip(models.items(), styles, strict=True):
+    for (name, model), style in zip(models.items(), styles,
+                                    strict=True):
         steps, values = curve(dataset, model, metric.clone(), step)
         ax.plot(steps, values, label=name, **style)
         print(f"{name}: {ylabel} {values[-1]:.4f}")
@@ -49,9 +62,11 @@ def plot_curves(models, dataset, metric, step, title, ylabel):
 # Classification: Phishing
 # ------------------------
 
+river_logistic = linear_model.LogisticRegression(
+    optimizer=optim.SGD(0.1), intercept_lr=0.1)
 classifiers = {
     "River LogisticRegression(SGD(0.1), intercept_lr=0.1)":
-        linear_model.LogisticRegression(optimizer=optim.SGD(0.1), intercept_lr=0.1),
+        river_logistic,
     "GAClassifier(eta=0.1): GD": GAClassifier(eta=0.1),
     "GAClassifier(psi='eg_pm', U=5)": GAClassifier(psi="eg_pm", U=5.0),
 }
@@ -73,8 +88,8 @@ regressors = {
     "GARegressor(eta=0.1): implicit GD": GARegressor(eta=0.1),
     "GARegressor(psi='eg_pm', U=40)": eg_pm,
 }
-ax = plot_curves(regressors, datasets.TrumpApproval(), metrics.MAE(), 20,
-                 "TrumpApproval", "progressive MAE")
+ax = plot_curves(regressors, datasets.TrumpApproval(), metrics.MAE(),
+                 20, "TrumpApproval", "progressive MAE")
 ax.set_yscale("log")
 plt.show()
 
@@ -83,5 +98,5 @@ plt.show()
 # predictions made before each update (for ``phi="identity"`` half the squared
 # error): its average is an honest estimate of the error on unseen events.
 
-print(f"EG±: {eg_pm.t_} trials, average on-line loss "
-      f"{eg_pm.cumulative_loss_ / eg_pm.t_:.4f}")
+average = eg_pm.cumulative_loss_ / eg_pm.t_
+print(f"EG±: {eg_pm.t_} trials, average on-line loss {average:.4f}")
