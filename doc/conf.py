@@ -159,7 +159,14 @@ def write_benchmark_table(page):
     if not BENCHMARKS_README.exists():
         out.write_text("The table is in ``benchmarks/README.md`` of the repository.\n")
         return
-    date, rows = latest_benchmarks(BENCHMARKS_README.read_text(encoding="utf-8"))
+    readme = BENCHMARKS_README.read_text(encoding="utf-8")
+    if "\n## Latest results\n" not in readme:
+        logger.warning("benchmarks/README.md has no section 'Latest results'")
+        return
+    date, rows = latest_benchmarks(readme)
+    if not rows:
+        logger.warning("no table of results under 'Latest results' in "
+                       "benchmarks/README.md")
     stated = BENCHMARK_DATE.search(page)
     if not stated or stated[1] != date:
         logger.warning("benchmarks/README.md's latest results are of %s: state their "
