@@ -40,7 +40,7 @@ img {{ max-width: 100%; }}
 """
 
 
-def figure(path, n_axes=2, blank=()):
+def figure(path, n_axes=2, blank=(), dpi=100):
     """A figure of ``n_axes`` side by side, each with a curve but those in
     ``blank``, which stay as ``plt.subplots`` makes them."""
     fig, axes = plt.subplots(1, n_axes, figsize=(3 * n_axes, 3), squeeze=False)
@@ -49,14 +49,15 @@ def figure(path, n_axes=2, blank=()):
             ax.plot([0, 1, 2], [0, 1, 0.5], label="curve")
             ax.set(title=f"panel {i}", xlabel="events")
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path
 
 
+@pytest.mark.parametrize("dpi", [72, 100, 200])
 @pytest.mark.parametrize("blank", [(), (1,), (0,), (0, 2)])
-def test_blank_panels_found_where_planted(tmp_path, blank):
-    png = figure(tmp_path / "figure.png", n_axes=3, blank=blank)
+def test_blank_panels_found_where_planted(tmp_path, blank, dpi):
+    png = figure(tmp_path / "figure.png", n_axes=3, blank=blank, dpi=dpi)
     found = check_rendering.blank_panels(png)
     assert len(found) == len(blank)
     # The panels found are the blank ones, from left to right.
