@@ -47,7 +47,8 @@ def plot_curves(models, dataset, metric, step, title, ylabel):
     first curve is drawn wide and light, so that another one that
     coincides with it stays visible."""
     fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
-    styles = [{"linewidth": 5, "alpha": 0.4}, {"linestyle": "--"}, {}]
+    styles = [{"linewidth": 5, "alpha": 0.4},
+              {"linestyle": "--"}, {}]
     for (name, model), style in zip(models.items(), styles,
                                     strict=True):
         steps, values = curve(dataset, model, metric.clone(), step)
@@ -68,10 +69,11 @@ classifiers = {
     "River LogisticRegression(SGD(0.1), intercept_lr=0.1)":
         river_logistic,
     "GAClassifier(eta=0.1): GD": GAClassifier(eta=0.1),
-    "GAClassifier(psi='eg_pm', U=5)": GAClassifier(psi="eg_pm", U=5.0),
+    "GAClassifier(psi='eg_pm', U=5)":
+        GAClassifier(psi="eg_pm", U=5.0),
 }
-plot_curves(classifiers, datasets.Phishing(), metrics.Accuracy(), 25,
-            "Phishing", "progressive accuracy")
+plot_curves(classifiers, datasets.Phishing(), metrics.Accuracy(),
+            25, "Phishing", "progressive accuracy")
 plt.show()
 
 # %%
@@ -88,8 +90,9 @@ regressors = {
     "GARegressor(eta=0.1): implicit GD": GARegressor(eta=0.1),
     "GARegressor(psi='eg_pm', U=40)": eg_pm,
 }
-ax = plot_curves(regressors, datasets.TrumpApproval(), metrics.MAE(),
-                 20, "TrumpApproval", "progressive MAE")
+ax = plot_curves(regressors, datasets.TrumpApproval(),
+                 metrics.MAE(), 20, "TrumpApproval",
+                 "progressive MAE")
 ax.set_yscale("log")
 plt.show()
 
@@ -99,4 +102,5 @@ plt.show()
 # error): its average is an honest estimate of the error on unseen events.
 
 average = eg_pm.cumulative_loss_ / eg_pm.t_
-print(f"EG±: {eg_pm.t_} trials, average on-line loss {average:.4f}")
+print(f"EG±: {eg_pm.t_} trials, average on-line loss "
+      f"{average:.4f}")
