@@ -25,7 +25,6 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
-    "myst_parser",
     # Ships MathJax and points mathjax_path at the copy in _static, so formulas render
     # without fetching anything (the site works offline and in a sandbox).
     "sphinx-mathjax-offline",
@@ -35,9 +34,6 @@ templates_path = ["_templates"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"
-# The only Markdown here is benchmarks/README.md, written for the repository: its
-# links to files beside it have no page on this site and must not fail the build.
-suppress_warnings = ["myst.xref_missing", "myst.header"]
 
 autosummary_generate = True
 numpydoc_show_class_members = False
@@ -45,7 +41,10 @@ numpydoc_class_members_toctree = False
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"sklearn-ga {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["sklearn_ga.css"]
+# Pages without sections of their own: no empty navigation beside their tables.
+html_sidebars = {"benchmarks": [], "changelog": []}
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc"],
@@ -121,19 +120,73 @@ def write_module_sections():
 
 
 BENCHMARKS_README = ROOT / "benchmarks" / "README.md"
+# The page states the machine of the latest results; this is the date of that run.
+BENCHMARK_DATE = re.compile(r"^Measured on (\d{4}-\d\d-\d\d)", re.M)
+GOAL_NUMBER = re.compile(r"^\d+(\.\d+)?\.? ")
+MEASURE = re.compile(r"^(?:(.*?) )?([\d.]+)( MiB)?$")
 
 
-def include_benchmark_table(app, docname, source):
-    """Append benchmarks/README.md to the benchmarks page when it exists."""
-    if docname != "benchmarks":
+def latest_benchmarks(readme):
+    """The date and the rows of the tables under "Latest results" in
+    ``benchmarks/README.md``, as (task, GA's value, reference, its value, unit); a
+    row that two tables share is given once."""
+    section = readme.split("\n## Latest results\n", 1)[1]
+    section = re.split(r"\n#{2,3} ", section, maxsplit=1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or len(cells) != 6 or cells[0] == "case":
+            continue
+        ga, reference = MEASURE.match(cells[1]), MEASURE.match(cells[2])
+        if not (ga and reference and reference[1]):
+            continue
+        task = GOAL_NUMBER.sub("", cells[0])
+        rows.setdefault((task, reference[1]), (
+            task, float(ga[2]), reference[1], float(reference[2]),
+            "MiB" if ga[3] else "ms"))
+    return section.strip().split(",", 1)[0], list(rows.values())
+
+
+def _digits(value):
+    """Three significant digits, without an exponent."""
+    return f"{value:.{max(0, 2 - math.floor(math.log10(value)))}f}"
+
+
+def write_benchmark_table(page):
+    """The benchmarks page's table, from ``benchmarks/README.md``'s latest results:
+    each task's time with sklearn-ga and with its reference, and their ratio."""
+    out = DOC / "generated" / "benchmark_table.inc"
+    if not BENCHMARKS_README.exists():
+        out.write_text("The table is in ``benchmarks/README.md`` of the repository.\n")
         return
-    # Re-read the page whenever the file changes, appears or disappears.
-    app.env.note_dependency(str(BENCHMARKS_README))
-    if BENCHMARKS_README.exists():
-        source[0] += (
-            "\nLatest results\n--------------\n\n"
-            ".. include:: ../benchmarks/README.md\n   :parser: myst_parser.sphinx_\n"
-        )
+    readme = BENCHMARKS_README.read_text(encoding="utf-8")
+    if "\n## Latest results\n" not in readme:
+        logger.warning("benchmarks/README.md has no section 'Latest results'")
+        return
+    date, rows = latest_benchmarks(readme)
+    if not rows:
+        logger.warning("no table of results under 'Latest results' in "
+                       "benchmarks/README.md")
+    stated = BENCHMARK_DATE.search(page)
+    if not stated or stated[1] != date:
+        logger.warning("benchmarks/README.md's latest results are of %s: state their "
+                       "date and machine in doc/benchmarks.rst", date)
+    table = _list_table(
+        ("task", "sklearn-ga", "reference", "ratio"),
+        [(task, f"{_digits(ga)} {unit}",
+          f"{name.replace('GA ', 'sklearn-ga ')}, {_digits(ref)} {unit}",
+          f"{ga / ref:.3g}")
+         for task, ga, name, ref, unit in rows])
+    out.write_text(table.replace(":header-rows: 1", ":header-rows: 1\n"
+                                 "   :widths: 52 14 24 10", 1))
+
+
+def read_benchmarks_page(app, docname, source):
+    """Write the benchmarks page's table before the page is read, and read the page
+    again whenever benchmarks/README.md changes."""
+    if docname == "benchmarks":
+        app.env.note_dependency(str(BENCHMARKS_README))
+        write_benchmark_table(source[0])
 
 
 SPHINX_ROLE = re.compile(r":(?:ref|term):`(?:([^`<]*?)\s*<[^`>]*>|([^`]*))`")
@@ -161,4 +214,4 @@ def setup(app):
     write_module_sections()
     app.connect("autodoc-process-docstring", unlink_sklearn_roles)
     app.connect("env-check-consistency", check_api_complete)
-    app.connect("source-read", include_benchmark_table)
+    app.connect("source-read", read_benchmarks_page)
