@@ -37,6 +37,22 @@
 #undef GA_SIMD
 #undef GA_LEVEL
 #endif
+
+/* AVX-512 (x86-64-v4), built only to be measured (CFLAGS=-DGA_MEASURE_V4 make
+   install) and chosen only when pinned: not shipped until it is measured faster
+   than x86-64-v3 on a CPU that has it (doc/developers/compiled_core.rst). */
+#if GA_CLONES && defined(GA_MEASURE_V4)
+#define GA_V4 1
+#define GA_LEVEL v4
+#define GA_SIMD __attribute__((target("arch=x86-64-v4"))) GA_UNFUSED
+#include "ga_rows.h"
+#include "ga_terms.h"
+#include "ga_blocks.h"
+#undef GA_SIMD
+#undef GA_LEVEL
+#else
+#define GA_V4 0
+#endif
 #undef GA_FN
 
 /* X(name) for every primitive of the table. */
@@ -56,19 +72,35 @@ typedef struct {
 
 #define GA_AT_DEFAULT(name) .name = name##_default,
 #define GA_AT_V3(name) .name = name##_v3,
+#define GA_AT_V4(name) .name = name##_v4,
 #define GA_STRING(name) #name,
 
 /* The levels of this build, from the baseline up, with the name SKLEARN_GA_SIMD
-   gives each (GCC's names of the x86-64 levels). */
+   gives each (GCC's names of the x86-64 levels) and whether it ships (is chosen
+   when SKLEARN_GA_SIMD is unset). */
 static const ga_primitives ga_simd_levels[] = {
     {GA_PRIMITIVES(GA_AT_DEFAULT)},
 #if GA_CLONES
     {GA_PRIMITIVES(GA_AT_V3)},
 #endif
+#if GA_V4
+    {GA_PRIMITIVES(GA_AT_V4)},
+#endif
 };
 static const char* const ga_simd_names[] = {"default",
 #if GA_CLONES
     "x86-64-v3",
+#endif
+#if GA_V4
+    "x86-64-v4",
+#endif
+};
+static const int ga_simd_shipped[] = {1,
+#if GA_CLONES
+    1,
+#endif
+#if GA_V4
+    0,
 #endif
 };
 static const char* const ga_primitive_names[] = {GA_PRIMITIVES(GA_STRING)};
@@ -84,6 +116,7 @@ static ga_primitives ga_simd = {GA_PRIMITIVES(GA_AT_DEFAULT)};
 static int ga_simd_level = 0;
 #undef GA_AT_DEFAULT
 #undef GA_AT_V3
+#undef GA_AT_V4
 #undef GA_STRING
 
 /* Whether this CPU runs level (an index into ga_simd_levels). */
@@ -92,7 +125,9 @@ static int ga_simd_supported(int level) {
         return 1;
 #if GA_CLONES
     __builtin_cpu_init();
-    return __builtin_cpu_supports("x86-64-v3");
+    if (level == 1)
+        return __builtin_cpu_supports("x86-64-v3");
+    return __builtin_cpu_supports("x86-64-v4");
 #else
     return 0;
 #endif

@@ -11,6 +11,7 @@ cdef extern from "_src/ga_simd.h":
     int GA_SIMD_COUNT
     int GA_PRIMITIVE_COUNT
     const char* const ga_simd_names[]
+    const int ga_simd_shipped[]
     const char* const ga_primitive_names[]
     int ga_simd_level
     bint ga_simd_supported(int level) noexcept
@@ -85,25 +86,30 @@ def _exp_log(const double[::1] x, bint logarithm):
 
 from os import environ as _environ
 
-# The SIMD levels of this build, from the baseline up, and the primitives compiled
-# at each (ga_simd.h; tests/test_clones.py checks them against the headers).
+# The SIMD levels of this build, from the baseline up, those that ship (chosen when
+# SKLEARN_GA_SIMD is unset; the others are built only to be measured), and the
+# primitives compiled at each (ga_simd.h; tests/test_clones.py checks them against
+# the headers).
 SIMD_LEVELS = tuple(ga_simd_names[level].decode() for level in range(GA_SIMD_COUNT))
+SHIPPED_SIMD_LEVELS = tuple(name for level, name in enumerate(SIMD_LEVELS)
+                            if ga_simd_shipped[level])
 PRIMITIVES = tuple(ga_primitive_names[q].decode() for q in range(GA_PRIMITIVE_COUNT))
-# A level that has been built and measured, and was slower than the one below on
-# the CPUs that have it: a name SKLEARN_GA_SIMD knows, so that it says why.
-_NOT_SHIPPED = {"x86-64-v4": "AVX-512 is not built, having been measured slower "
-                "than x86-64-v3 for the exponential terms on a Zen 4"}
+# Why a level SKLEARN_GA_SIMD may name is not in a build.
+_NOT_BUILT = {"x86-64-v4": "AVX-512 is built only to be measured (CFLAGS="
+              "-DGA_MEASURE_V4), having been measured slower than x86-64-v3 for "
+              "the exponential terms on a Zen 4"}
 
 
 def _choose_simd_level(wanted):
     """Run the primitives at the level named ``wanted`` from now on (the value of
-    the environment variable SKLEARN_GA_SIMD at import; empty: the best level of
-    this build that the CPU supports). A level that is not built, or that the CPU
+    the environment variable SKLEARN_GA_SIMD at import; empty: the best shipped
+    level that the CPU supports). A level that is not built, or that the CPU
     does not run, raises ImportError: a timing pinned to a level must not run
     another. The benchmarks call it between fits to time the levels in turn (not
     while a fit runs: a run's calls would change level)."""
     if not wanted:
-        level = max(q for q in range(GA_SIMD_COUNT) if ga_simd_supported(q))
+        level = max(q for q in range(GA_SIMD_COUNT)
+                    if ga_simd_shipped[q] and ga_simd_supported(q))
     elif wanted in SIMD_LEVELS:
         level = SIMD_LEVELS.index(wanted)
         if not ga_simd_supported(level):
@@ -111,11 +117,11 @@ def _choose_simd_level(wanted):
                               f"support that level; it supports "
                               f"{', '.join(simd_levels_supported())}")
     else:
-        reason = _NOT_SHIPPED.get(wanted, "unknown level")
+        reason = _NOT_BUILT.get(wanted, "unknown level")
         raise ImportError(f"SKLEARN_GA_SIMD={wanted!r} is not a level of this "
                           f"build: {reason}. Its levels are "
-                          f"{', '.join(SIMD_LEVELS)}; unset, the best the CPU "
-                          f"supports")
+                          f"{', '.join(SIMD_LEVELS)}; unset, the best shipped "
+                          f"level the CPU supports")
     ga_simd_use(level)
 
 
@@ -131,7 +137,14 @@ def simd_clones():
     imported, the same for every primitive: "x86-64-v3" (AVX2 + FMA) or "default"
     (the baseline, the only level of a build by another compiler or for another
     platform). ``SKLEARN_GA_SIMD=default`` (or another of ``SIMD_LEVELS``) pins it
-    before the import; ``make bench`` prints it."""
+    before the import; ``make bench`` prints it.
+
+    Examples
+    --------
+    >>> from sklearn_ga._kernel import SIMD_LEVELS, simd_clones
+    >>> set(simd_clones().values()) <= set(SIMD_LEVELS)
+    True
+    """
     return dict.fromkeys(PRIMITIVES, SIMD_LEVELS[ga_simd_level])
 
 
