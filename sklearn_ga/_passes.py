@@ -204,17 +204,17 @@ class TrialRunner:
 
     def _run_blocks(self, loop, order, rates, average_from):
         """A dense run over the float64 blocks of a float32 X's rows ``order``: a
-        run of each block's trials, the next from where it stopped."""
+        run of each block's trials, the next from where it stopped (its loss sum
+        too, so that it is the one run's)."""
         total = 0.0
         for start, stop, block in float64_rows(self.X, order):
             part = order[start:stop]
-            status, trials, loss = loop.run_dense(
+            status, trials, total = loop.run_dense(
                 block, np.ascontiguousarray(self.Y[part]),
                 self.weights[part] if self.weights.shape[0] else self.weights,
                 np.arange(stop - start, dtype=order.dtype),
                 rates[start:stop] if rates.shape[0] else rates,
-                max(0, average_from - start))
-            total += loss
+                max(0, average_from - start), total)
             if status != Status.OK:
                 return status, start + trials, total
         return Status.OK, order.shape[0], total
