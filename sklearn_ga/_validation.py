@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import _check_n_features
 
-from ._kernel import CsrStructure, csr_structure
+from ._kernel import CsrStructure, csr_structure, float64_block
 
 # The inputs that light_inputs checks itself.
 LIGHT_TYPES = (np.ndarray, sp.csr_matrix, sp.csr_array)
@@ -55,17 +55,24 @@ def loop_rows(X):
 
 def float64_rows(X, order=None):
     """``(start, stop, block)`` for consecutive blocks of the rows ``order`` of the
-    dense X (default: all, in order): block is ``X[order[start:stop]]`` as a new
+    dense X (default: all, in order): block is ``X[order[start:stop]]`` as a
     C-contiguous float64 array of at most BLOCK_ENTRIES entries and a BLOCK_SHARE
-    of X's rows (or BLOCK_ROWS rows). The values are those of a float64 copy of
-    X, so that a pass reading the blocks learns what one reading the copy would."""
+    of X's rows (or BLOCK_ROWS rows), valid until the next block is drawn (the
+    blocks share one array, so that no block costs an allocation). The values are
+    those of a float64 copy of X, so that a pass reading the blocks learns what one
+    reading the copy would."""
     m = X.shape[0] if order is None else order.shape[0]
-    size = max(BLOCK_ROWS, min(BLOCK_ENTRIES // max(X.shape[1], 1),
-                               int(BLOCK_SHARE * X.shape[0])))
+    size = min(m, max(BLOCK_ROWS, min(BLOCK_ENTRIES // max(X.shape[1], 1),
+                                      int(BLOCK_SHARE * X.shape[0]))))
+    buffer = np.empty((size, X.shape[1]))
     for start in range(0, m, size):
         stop = min(m, start + size)
-        rows = X[start:stop] if order is None else X[order[start:stop]]
-        yield start, stop, np.ascontiguousarray(rows, dtype=np.float64)
+        block = buffer[:stop - start]
+        if order is None:
+            block[...] = X[start:stop]
+        else:
+            float64_block(X, order[start:stop], block)
+        yield start, stop, block
 
 
 def light_validation(estimator, X, y, float32=False):

@@ -149,3 +149,24 @@ def simd_clones():
 
 
 _choose_simd_level(_environ.get("SKLEARN_GA_SIMD", "").strip())
+
+
+def float64_block(const float[:, ::1] X, const Py_ssize_t[::1] rows,
+                  double[:, ::1] out):
+    """``out[i] = X[rows[i]]`` converted to float64, for each i < len(rows): a
+    block of the rows a pass reads from a float32 X (``_validation.float64_rows``),
+    gathered and converted in one pass over them."""
+    cdef Py_ssize_t i, q, n = X.shape[1], count = rows.shape[0]
+    cdef const float* row
+    cdef double* block
+    if out.shape[0] < count or out.shape[1] != n:
+        raise ValueError("out cannot hold the rows")
+    for i in range(count):
+        if not 0 <= rows[i] < X.shape[0]:
+            raise IndexError(f"row {rows[i]} is not in X")
+    with nogil:
+        for i in range(count):
+            row = &X[rows[i], 0]
+            block = &out[i, 0]
+            for q in range(n):
+                block[q] = row[q]
