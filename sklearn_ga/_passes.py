@@ -47,6 +47,8 @@ CSR_CHUNK_SPAN = 8
 RUNAWAY_RATIO = 1e6
 
 NO_RATES = np.empty((0, 2))
+# The initial model's loss is summed over blocks of this many rows.
+LOSS_ROWS = 1 << 16
 
 
 class Interrupted(Exception):
@@ -249,11 +251,18 @@ def runaway(cumulative_loss, initial_loss):
 
 def initial_model_loss(X, Y, sample_weight, psi, phi, U, p):
     """The sample-weighted loss that the model at Theta_1 (intercept 0) would have
-    on the rows of X, without learning: the reference of RUNAWAY_RATIO."""
-    A = start_activations(X, psi, U, p)
-    with np.errstate(all="ignore"):
-        losses = PHI[phi].sample_loss(Y, np.broadcast_to(A, Y.shape))
-    return float(np.sum(losses if sample_weight is None else losses * sample_weight))
+    on the rows of X, without learning: the reference of RUNAWAY_RATIO. Summed in
+    blocks of LOSS_ROWS rows, so that its arrays of one value a row stay small
+    beside X (a float32 X's rows take 4 bytes a feature)."""
+    total = 0.0
+    for start in range(0, X.shape[0], LOSS_ROWS):
+        rows = slice(start, start + LOSS_ROWS)
+        A = start_activations(X[rows], psi, U, p)
+        with np.errstate(all="ignore"):
+            losses = PHI[phi].sample_loss(Y[rows], np.broadcast_to(A, Y[rows].shape))
+        total += float(np.sum(losses if sample_weight is None
+                              else losses * sample_weight[rows]))
+    return total
 
 
 def start_activations(X, psi, U, p):
