@@ -352,10 +352,8 @@ cdef class TrialLoop:
         and its loss counts s times. An averaging loop averages the trials from
         position ``average_from`` of ``order`` on. Returns ``(status, trials,
         loss_sum)``: on ``DIVERGED``, ``trials`` is the position in ``order`` of the
-        failing trial and the state must be discarded. The losses are summed onto
-        ``loss_from``, so that runs of consecutive blocks of rows sum them as one
-        run does.
-        """
+        failing trial and the state must be discarded. The sum starts at
+        ``loss_from`` (runs of consecutive blocks of rows sum as one run)."""
         self.release()  # (theta held by a run: written back first)
         cdef Py_ssize_t t = 0, r, n_trials = order.shape[0]
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
