@@ -20,8 +20,9 @@ import bench_sparse
 import numpy as np
 import sklearn
 from _timing import REPEAT, SCALE, header
-from sklearn_ga._kernel import simd_clones
 from threadpoolctl import threadpool_limits
+
+from sklearn_ga import _kernel
 
 
 def cpu():
@@ -40,11 +41,12 @@ def cpu():
 
 
 def clones():
-    """Which clone of the C primitives runs here, with the primitives of each."""
-    chosen = {}
-    for primitive, clone in simd_clones().items():
-        chosen.setdefault(clone, []).append(primitive)
-    return "; ".join(f"{clone}: {', '.join(names)}" for clone, names in chosen.items())
+    """The SIMD level the C primitives run at, and the levels of the build."""
+    (level,) = set(_kernel.simd_clones().values())
+    return (f"{level} (SKLEARN_GA_SIMD pins it; built: "
+            f"{', '.join(_kernel.SIMD_LEVELS)}; shipped: "
+            f"{', '.join(_kernel.SHIPPED_SIMD_LEVELS)}; this CPU runs: "
+            f"{', '.join(_kernel.simd_levels_supported())})")
 
 
 def main():
@@ -52,7 +54,7 @@ def main():
     print(f"{datetime.date.today()}, nproc={nproc}, {platform.machine()}, {cpu()}, "
           f"Python {platform.python_version()}, NumPy {np.__version__}, "
           f"scikit-learn {sklearn.__version__}; best of {REPEAT}, scale {SCALE}")
-    print(f"Clones of the C primitives: {clones()}\n")
+    print(f"SIMD level of the C primitives: {clones()}\n")
     header()
     with threadpool_limits(limits=1):
         for module in (bench_dense, bench_sparse, bench_online, bench_memory,

@@ -36,6 +36,7 @@ from ._validation import (
     light_sample_weight,
     light_validation,
     loop_csr,
+    loop_rows,
     surely_finite,
 )
 
@@ -94,14 +95,17 @@ class BaseGA(Engine, BaseEstimator):
     # -- fitting -------------------------------------------------------------------
 
     def _validate_training_data(self, X, y, sample_weight, *, first_call, classes,
-                                check_rows=False):
+                                check_rows=False, float32=False):
         # X is checked for NaN/inf by the trial loop, which reads it anyway (see
-        # TrialRunner); with check_rows, so is a CSR X's structure.
-        checked = None if first_call else light_validation(self, X, y)
+        # TrialRunner); with check_rows, so is a CSR X's structure. With float32, a
+        # dense float32 X is kept (loop_rows: the passes convert it by blocks).
+        checked = None if first_call else light_validation(self, X, y, float32)
         X, y = checked or validate_data(
-            self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
+            self, X, y, reset=first_call, accept_sparse="csr",
+            dtype=(np.float64, np.float32) if float32 else np.float64,
             order="C", ensure_all_finite=False, **self._target_validation,
         )
+        X = loop_rows(X)
         if sp.issparse(X):
             X = loop_csr(X)
             if not check_rows:
@@ -171,7 +175,7 @@ class BaseGA(Engine, BaseEstimator):
                       and not self.early_stopping)
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=None,
-            check_rows=check_rows,
+            check_rows=check_rows, float32=not self.early_stopping,
         )
         steps = self._step_weights(Y, sample_weight)
         validation = None
@@ -273,7 +277,7 @@ class BaseGA(Engine, BaseEstimator):
                 "of the data given to fit. Set early_stopping=False."
             )
         X, Y, sample_weight = self._validate_training_data(
-            X, y, sample_weight, first_call=first_call, classes=classes
+            X, y, sample_weight, first_call=first_call, classes=classes, float32=True
         )
         self._run(X, Y, self._step_weights(Y, sample_weight), first_call=first_call,
                   epochs=False)

@@ -21,7 +21,12 @@ from sklearn.utils.validation import assert_all_finite
 from ._codes import Status
 from ._phi import PHI
 from ._psi import PSI
-from ._validation import UnsortedRows, checked_structure, index_arrays
+from ._validation import (
+    UnsortedRows,
+    checked_structure,
+    float64_rows,
+    index_arrays,
+)
 
 # The first chunk of a pass holds about this many entries times outputs (a few ms to
 # some 60 ms, depending on psi and the options); the next ones are sized from the
@@ -42,6 +47,8 @@ CSR_CHUNK_SPAN = 8
 RUNAWAY_RATIO = 1e6
 
 NO_RATES = np.empty((0, 2))
+# The initial model's loss is summed over blocks of this many rows.
+LOSS_ROWS = 1 << 16
 
 
 class Interrupted(Exception):
@@ -154,8 +161,10 @@ class TrialRunner:
     ``rates`` (an array of shape (len(order), 2); empty: the loop's constant rates),
     averaging from position ``average_from`` on (an averaging loop's).
 
-    X is validated float64, C-contiguous or canonical CSR (``canonical_csr``), and
-    Y the encoded (m, k) targets. With ``check_rows``, a CSR X is not checked yet:
+    X is validated float64, C-contiguous or canonical CSR (``canonical_csr``), or
+    a C-contiguous float32 ndarray, whose rows a run reads as float64 a block at
+    a time (``float64_rows``: the blocks' trials as one run's), and Y the encoded
+    (m, k) targets. With ``check_rows``, a CSR X is not checked yet:
     each run checks each row before reading it (``run_csr``'s check_rows) until
     :meth:`all_checked` says that every row has been. If a run fails, X is checked
     whole: a malformed X raises ValueError, an unsorted one ``UnsortedRows``. X is
@@ -180,9 +189,11 @@ class TrialRunner:
             status, trials, loss = loop.run_csr(
                 X.data, self.indices, self.indptr, X.shape[1], self.Y, self.weights,
                 order, self.unchecked, hold, rates, average_from)
-        else:
+        elif X.dtype == np.float64:
             status, trials, loss = loop.run_dense(X, self.Y, self.weights, order,
                                                   rates, average_from)
+        else:
+            status, trials, loss = self._run_blocks(loop, order, rates, average_from)
         if status != Status.OK and self.unchecked:
             checked_structure(X)  # (a malformed X, before any other error)
             if status == Status.UNREADABLE:
@@ -192,6 +203,23 @@ class TrialRunner:
                 assert_all_finite(X, input_name="X",
                                   estimator_name=self.estimator_name)
         return status, trials, loss
+
+    def _run_blocks(self, loop, order, rates, average_from):
+        """A dense run over the float64 blocks of a float32 X's rows ``order``: a
+        run of each block's trials, the next from where it stopped (its loss sum
+        too, so that it is the one run's)."""
+        total = 0.0
+        for start, stop, block in float64_rows(self.X, order):
+            part = order[start:stop]
+            status, trials, total = loop.run_dense(
+                block, np.ascontiguousarray(self.Y[part]),
+                self.weights[part] if self.weights.shape[0] else self.weights,
+                np.arange(stop - start, dtype=order.dtype),
+                rates[start:stop] if rates.shape[0] else rates,
+                max(0, average_from - start), total)
+            if status != Status.OK:
+                return status, start + trials, total
+        return Status.OK, order.shape[0], total
 
     def all_checked(self):
         """Every row has been read by a run that succeeded: X is well formed."""
@@ -223,11 +251,18 @@ def runaway(cumulative_loss, initial_loss):
 
 def initial_model_loss(X, Y, sample_weight, psi, phi, U, p):
     """The sample-weighted loss that the model at Theta_1 (intercept 0) would have
-    on the rows of X, without learning: the reference of RUNAWAY_RATIO."""
-    A = start_activations(X, psi, U, p)
-    with np.errstate(all="ignore"):
-        losses = PHI[phi].sample_loss(Y, np.broadcast_to(A, Y.shape))
-    return float(np.sum(losses if sample_weight is None else losses * sample_weight))
+    on the rows of X, without learning: the reference of RUNAWAY_RATIO. Summed in
+    blocks of LOSS_ROWS rows, so that its arrays of one value a row stay small
+    beside X (a float32 X's rows take 4 bytes a feature)."""
+    total = 0.0
+    for start in range(0, X.shape[0], LOSS_ROWS):
+        rows = slice(start, start + LOSS_ROWS)
+        A = start_activations(X[rows], psi, U, p)
+        with np.errstate(all="ignore"):
+            losses = PHI[phi].sample_loss(Y[rows], np.broadcast_to(A, Y[rows].shape))
+        total += float(np.sum(losses if sample_weight is None
+                              else losses * sample_weight[rows]))
+    return total
 
 
 def start_activations(X, psi, U, p):
@@ -239,7 +274,11 @@ def start_activations(X, psi, U, p):
     start = _start_weights(psi, X.shape[1], U, p)
     if start is None:
         return 0.0
-    return np.asarray(X.sum(axis=1)).reshape(-1, 1) * start[0]
+    if not sp.issparse(X) and X.dtype != np.float64:  # (float32: by blocks)
+        sums = np.concatenate([block.sum(axis=1) for *_, block in float64_rows(X)])
+    else:
+        sums = np.asarray(X.sum(axis=1))
+    return sums.reshape(-1, 1) * start[0]
 
 
 @functools.lru_cache(maxsize=16)

@@ -38,6 +38,7 @@ from ._kernel import csr_row_bounds, dense_row_bounds, invscaling_factors
 from ._passes import start_activations
 from ._phi import PHI
 from ._psi import PSI
+from ._validation import float64_rows
 
 # The rates of a chunk of trials are computed this many trials at a time.
 RATE_BLOCK = 8192
@@ -89,6 +90,10 @@ def row_bounds(entry, X, Y, U, p, growth):
     if sp.issparse(X):
         return csr_row_bounds(X.data, X.indptr.astype(np.int64, copy=False),
                               X.shape[1], Y, entry.code, U, p, growth)
+    if X.dtype != np.float64:  # (float32 rows, read a block at a time)
+        return np.concatenate([
+            dense_row_bounds(block, Y[start:stop], entry.code, U, p, growth)
+            for start, stop, block in float64_rows(X)])
     return dense_row_bounds(X, Y, entry.code, U, p, growth)
 
 

@@ -14,38 +14,78 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import _check_n_features
 
-from ._kernel import CsrStructure, csr_structure
+from ._kernel import CsrStructure, csr_structure, float64_block
 
 # The inputs that light_inputs checks itself.
 LIGHT_TYPES = (np.ndarray, sp.csr_matrix, sp.csr_array)
+# A dense float32 X that the trial loop reads is converted to float64 a block of
+# rows at a time (float64_rows), of at most this many entries (1 MiB), or
+# BLOCK_ROWS rows, or a BLOCK_SHARE of X's rows: a block stays in cache from its
+# conversion to its trials, and is small beside X.
+BLOCK_ENTRIES = 1 << 17
+BLOCK_ROWS = 16
+BLOCK_SHARE = 1 / 64
 
 
-def light_inputs(estimator, X):
+def light_inputs(estimator, X, float32=False):
     """X as ``validate_data(estimator, X, reset=False, accept_sparse="csr",
     dtype=np.float64)`` returns it, for the common on-line call: a float ndarray
-    or CSR matrix to a model fitted without feature names. Anything else returns
-    None and goes through ``validate_data``, with its errors and warnings. The
-    caller checks the width (``_check_n_features``) and, if it needs to,
-    finiteness.
+    or CSR matrix to a model fitted without feature names (with ``float32``, a
+    float32 ndarray as it is: see :func:`loop_rows`). Anything else returns None
+    and goes through ``validate_data``, with its errors and warnings. The caller
+    checks the width (``_check_n_features``) and, if it needs to, finiteness.
     """
     if (type(X) not in LIGHT_TYPES or X.ndim != 2 or X.shape[0] == 0
             or X.shape[1] == 0 or X.dtype not in (np.float64, np.float32)
             or hasattr(estimator, "feature_names_in_")):
         return None
-    return X.astype(np.float64, copy=False)
+    return X if float32 and type(X) is np.ndarray else X.astype(np.float64,
+                                                                copy=False)
 
 
-def light_validation(estimator, X, y):
+def loop_rows(X):
+    """X (validated as float64 or float32) as the trial loop's passes read it: a
+    dense float32 X as it is, which they convert a block of rows at a time
+    (:func:`float64_rows`, at most a few percent of X beside it), anything else
+    as float64 (a CSR X's values are read in place, and converted whole)."""
+    if X.dtype == np.float64 or not sp.issparse(X):
+        return X
+    return X.astype(np.float64)
+
+
+def float64_rows(X, order=None):
+    """``(start, stop, block)`` for consecutive blocks of the rows ``order`` of the
+    dense X (default: all, in order): block is ``X[order[start:stop]]`` as a
+    C-contiguous float64 array of at most BLOCK_ENTRIES entries and a BLOCK_SHARE
+    of X's rows (or BLOCK_ROWS rows), valid until the next block is drawn (the
+    blocks share one array, so that no block costs an allocation). The values are
+    those of a float64 copy of X, so that a pass reading the blocks learns what one
+    reading the copy would."""
+    m = X.shape[0] if order is None else order.shape[0]
+    size = min(m, max(BLOCK_ROWS, min(BLOCK_ENTRIES // max(X.shape[1], 1),
+                                      int(BLOCK_SHARE * X.shape[0]))))
+    buffer = np.empty((size, X.shape[1]))
+    for start in range(0, m, size):
+        stop = min(m, start + size)
+        block = buffer[:stop - start]
+        if order is None:
+            block[...] = X[start:stop]
+        else:
+            float64_block(X, order[start:stop], block)
+        yield start, stop, block
+
+
+def light_validation(estimator, X, y, float32=False):
     """``validate_data``'s checks of a batch for a fitted model, done cheaply
-    for a float ndarray or CSR X (:func:`light_inputs`) and an ndarray y of
-    numbers (or of str labels, for a classifier), else None. X's finiteness is
-    checked by the trial loop (see ``_passes.TrialRunner``).
+    for a float ndarray or CSR X (:func:`light_inputs`, with ``float32``) and an
+    ndarray y of numbers (or of str labels, for a classifier), else None. X's
+    finiteness is checked by the trial loop (see ``_passes.TrialRunner``).
     """
     target_validation = estimator._target_validation
     multi_output = target_validation.get("multi_output", False)
     # (A classifier's labels may be str; a regressor's targets are numbers.)
     kinds = "biuf" if target_validation.get("y_numeric") else "biufU"
-    X = light_inputs(estimator, X)
+    X = light_inputs(estimator, X, float32)
     if (X is None or type(y) is not np.ndarray or y.dtype.kind not in kinds
             or not (y.ndim == 1 or (multi_output and y.ndim == 2))
             or X.shape[0] != y.shape[0]

@@ -149,3 +149,64 @@ def test_the_loops_scratch_is_a_few_rows_not_parameter_sized():
     # theta_ here), coef_ and the scratch rows (0.2): 3.9 theta_ sizes, 4.9 when
     # the scratch held a row per output.
     assert peak < 4.4 * theta_bytes, peak / theta_bytes
+
+
+@pytest.mark.parametrize("psi, options", [
+    ("identity", {}),  # eta="theory": the row bounds read the rows too
+    ("eg_pm", {"eta": 0.05, "shuffle": False}),
+    ("softmax", {"eta": 0.05, "average": True}),
+    ("pnorm", {"eta": 0.01, "p": 3.0, "learning_rate": "invscaling"}),
+])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_float32_rows_fit_the_float64_model_without_a_copy(psi, options, weighted):
+    # The passes read a float32 X as float64 a block of rows at a time: the model
+    # is the one fit on X converted to float64, to the bit (the same values in
+    # the same trials), and no copy of X is made (a float64 one would be 200%).
+    X, y = _data()
+    X32 = X.astype(np.float32)
+    weights = np.linspace(0.5, 2.0, X.shape[0]) if weighted else None
+    model = GARegressor(psi=psi, phi="tanh", U=5.0, max_iter=2, tol=None,
+                        random_state=0, **options)
+    reference = model.fit(X32.astype(np.float64), y, sample_weight=weights)
+    coef, intercept = reference.coef_.copy(), reference.intercept_.copy()
+    # (the float64 path's cumulative loss is summed chunk by chunk, as timed)
+    loss, t = reference.cumulative_loss_, reference.t_
+    assert t == 2 * X.shape[0]
+    peak = _peak_bytes(lambda: model.fit(X32, y, sample_weight=weights))
+    # The per-row vectors of any fit (targets, order, rates, the theory rate's
+    # bounds): 8 bytes a row each, 4% of these float32 rows; the blocks add at
+    # most 1/64 of X.
+    assert peak < 0.25 * X32.nbytes
+    assert np.array_equal(model.coef_, coef)
+    assert np.array_equal(model.intercept_, intercept)
+    assert model.t_ == t
+    assert model.cumulative_loss_ == pytest.approx(loss, rel=1e-12)
+
+
+def test_float32_partial_fit_and_classifier_equal_float64():
+    X, y = _data()
+    X32 = X.astype(np.float32)
+    X64 = X32.astype(np.float64)
+    for data in (X64, X32):
+        model = GAClassifier(eta=0.1, random_state=0, max_iter=2, tol=None)
+        model.fit(data, y > 0)
+        online = GARegressor(eta=0.01).partial_fit(data[:100], y[:100])
+        online.partial_fit(data[100:], y[100:])
+        if data is X64:
+            expected = model.coef_.copy(), online.coef_.copy(), online.t_
+    assert np.array_equal(model.coef_, expected[0])
+    assert np.array_equal(online.coef_, expected[1])
+    assert online.t_ == expected[2] == X.shape[0]
+    assert model.predict(X32).tolist() == model.predict(X64).tolist()
+
+
+def test_float32_with_nan_is_refused_and_the_model_kept():
+    X, y = _data(m=2000)
+    X32 = X.astype(np.float32)
+    model = GARegressor(eta=0.01).partial_fit(X32, y)
+    coef, t = model.coef_.copy(), model.t_
+    X32[1500, 3] = np.nan  # in a later block than the first
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(X32, y)
+    assert np.array_equal(model.coef_, coef)
+    assert model.t_ == t

@@ -54,37 +54,6 @@ GA_DOTS_TILE(1)
 GA_DOTS_TILE(2)
 GA_DOTS_TILE(3)
 
-/* out[c * ldo + r] = x_r . w[c] for r < R, c < C, the rows x_r = x + r n. With
-   strict (w[c] = x_c: the block's Gram matrix), only for r > c: row c of out holds
-   x_c . x_r for the rows after c, and tiles wholly on or above the diagonal are
-   skipped. Tiles of 4 rows x 3 vectors. */
-GA_SIMD static void ga_block_dots(const double* x, Py_ssize_t R,
-                                  double* const* w, Py_ssize_t C, Py_ssize_t n,
-                                  double* out, Py_ssize_t ldo, int strict) {
-    Py_ssize_t r0, c0;
-    int a, b, count;
-    const double* rows[4];
-    double sums[4][3];
-    for (r0 = 0; r0 < R; r0 += 4)
-        for (c0 = 0; c0 < C; c0 += 3) {
-            if (strict && c0 >= r0 + 3)
-                break;
-            for (a = 0; a < 4; a++)
-                rows[a] = x + (r0 + a < R ? r0 + a : R - 1) * n;
-            count = C - c0 < 3 ? (int)(C - c0) : 3;
-            if (count == 3)
-                ga_dots_tile_3(rows, w + c0, n, sums);
-            else if (count == 2)
-                ga_dots_tile_2(rows, w + c0, n, sums);
-            else
-                ga_dots_tile_1(rows, w + c0, n, sums);
-            for (a = 0; a < 4; a++)
-                for (b = 0; b < count; b++)
-                    if (r0 + a < R && (!strict || r0 + a > c0 + b))
-                        out[(c0 + b) * ldo + r0 + a] = sums[a][b];
-        }
-}
-
 /* ga_update_tile_COUNT: w[b][i] -= sum_r steps[b][r] x_r[i] for COUNT <= 4
    vectors (a literal, as in GA_DOTS_TILE) and the rows x_r = x + r n taken in
    order, as the on-line loop takes them: 8 coordinates at a time, the last ones
@@ -132,11 +101,48 @@ GA_UPDATE_TILE(2)
 GA_UPDATE_TILE(3)
 GA_UPDATE_TILE(4)
 
+#endif  /* SKLEARN_GA_GA_BLOCKS_H */
+
+/* The primitives, once per SIMD level: ga_simd.h defines GA_FN (the name at the
+   level) and GA_SIMD (its target) and includes this part once per level. */
+#ifdef GA_FN
+/* out[c * ldo + r] = x_r . w[c] for r < R, c < C, the rows x_r = x + r n. With
+   strict (w[c] = x_c: the block's Gram matrix), only for r > c: row c of out holds
+   x_c . x_r for the rows after c, and tiles wholly on or above the diagonal are
+   skipped. Tiles of 4 rows x 3 vectors. */
+GA_SIMD static void GA_FN(ga_block_dots)(const double* x, Py_ssize_t R,
+                                         double* const* w, Py_ssize_t C, Py_ssize_t n,
+                                         double* out, Py_ssize_t ldo, int strict) {
+    Py_ssize_t r0, c0;
+    int a, b, count;
+    const double* rows[4];
+    double sums[4][3];
+    for (r0 = 0; r0 < R; r0 += 4)
+        for (c0 = 0; c0 < C; c0 += 3) {
+            if (strict && c0 >= r0 + 3)
+                break;
+            for (a = 0; a < 4; a++)
+                rows[a] = x + (r0 + a < R ? r0 + a : R - 1) * n;
+            count = C - c0 < 3 ? (int)(C - c0) : 3;
+            if (count == 3)
+                ga_dots_tile_3(rows, w + c0, n, sums);
+            else if (count == 2)
+                ga_dots_tile_2(rows, w + c0, n, sums);
+            else
+                ga_dots_tile_1(rows, w + c0, n, sums);
+            for (a = 0; a < 4; a++)
+                for (b = 0; b < count; b++)
+                    if (r0 + a < R && (!strict || r0 + a > c0 + b))
+                        out[(c0 + b) * ldo + r0 + a] = sums[a][b];
+        }
+}
+
 /* w[c][i] -= sum_r steps[c * lds + r] x_r[i] for c < C (GA_UPDATE_TILE), in tiles
    of 4 vectors. */
-GA_SIMD static void ga_block_update(double* const* w, Py_ssize_t C, const double* x,
-                                    Py_ssize_t R, Py_ssize_t n, const double* steps,
-                                    Py_ssize_t lds) {
+GA_SIMD static void GA_FN(ga_block_update)(double* const* w, Py_ssize_t C,
+                                           const double* x, Py_ssize_t R,
+                                           Py_ssize_t n, const double* steps,
+                                           Py_ssize_t lds) {
     Py_ssize_t c0;
     int b, count;
     const double* step[4];
@@ -155,4 +161,4 @@ GA_SIMD static void ga_block_update(double* const* w, Py_ssize_t C, const double
     }
 }
 
-#endif  /* SKLEARN_GA_GA_BLOCKS_H */
+#endif  /* GA_FN */

@@ -8,51 +8,25 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Row primitives of the trial loop, written so the compiler vectorizes them. With
-   GCC on x86-64 Linux each one is also compiled for AVX2 + FMA (x86-64-v3) and the
-   fastest version the CPU supports is picked when the module loads, so one build
-   runs on any x86-64 and uses the wide registers where they exist. The primitives
-   that compute more than they load (GA_SIMD_WIDE: the exponential terms and
-   series, EG+-'s pass, pnorm's powers, the geodesic sums; ga_terms.h) are compiled
-   for AVX-512 (x86-64-v4) too; the loops that stream rows (dot, axpy, sums) gain
-   nothing from wider registers while memory feeds them. Every lane keeps its own
-   sums and the roundings are those of the source, so a clone changes the speed,
-   not the results. ga_clone reports the clone the loader picks. */
+/* The SIMD levels of the row primitives (ga_simd.h): each primitive marked GA_SIMD
+   in ga_rows.h, ga_terms.h and ga_blocks.h is compiled once per level, and the
+   module picks one level for all of them when it loads (SKLEARN_GA_SIMD, else the
+   best the CPU supports). With GCC on x86-64 Linux the levels are the baseline
+   ("default": SSE2) and AVX2 + FMA ("x86-64-v3"); elsewhere the baseline alone.
+   A level ships only where it was measured faster on a CPU that has it
+   (doc/developers/compiled_core.rst): AVX-512 (x86-64-v4) was measured slower
+   for the exponential terms on a Zen 4 and is not built. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
     && defined(__linux__) && __GNUC__ >= 12
 #define GA_CLONES 1
-#define GA_SIMD __attribute__((target_clones("arch=x86-64-v3", "default")))
-#define GA_SIMD_WIDE \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GA_CLONES 0
-#define GA_SIMD
-#define GA_SIMD_WIDE
 #endif
 
-/* The clone the loader picks for a GA_SIMD (wide = 0) or GA_SIMD_WIDE (wide = 1)
-   primitive, by the tests of GCC's resolvers (the most capable clone whose
-   instruction set the CPU supports): "x86-64-v4", "x86-64-v3", "default", or
-   "none" in a build without clones. */
-static const char* ga_clone(int wide) {
-#if GA_CLONES
-    __builtin_cpu_init();
-    if (wide && __builtin_cpu_supports("x86-64-v4"))
-        return "x86-64-v4";
-    if (__builtin_cpu_supports("x86-64-v3"))
-        return "x86-64-v3";
-    return "default";
-#else
-    (void)wide;
-    return "none";
-#endif
-}
-
-/* Gradient descent's primitives round each product and each sum, as the CSR
-   loops and scikit-learn's SGD do: a fused multiply-add (the AVX2 + FMA clone)
-   rounds once, and a Perceptron then steps off the exact ties (a = 0) they meet.
-   The other primitives keep their FMAs (-ffp-contract=off for the whole module
-   would slow the EG+- and pnorm passes). */
+/* The primitives round each product and each sum (no fused multiply-add, which
+   rounds once), at every level: so the levels give the same results, and gradient
+   descent's primitives round as the CSR loops and scikit-learn's SGD do (a
+   Perceptron then meets the exact ties, a = 0, that they meet). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define GA_UNFUSED __attribute__((optimize("fp-contract=off")))
 #else
@@ -67,13 +41,15 @@ static const char* ga_clone(int wide) {
 #define GA_INLINE static inline
 #endif
 
-/* Four doubles (a GCC and Clang extension): one AVX2 register, two SSE2 ones in the
-   default clone; for loops whose layout the vectorizer would pick badly. Unaligned
-   loads and stores (macros: a function returning a vector of 32 bytes would change
-   the ABI of the default clone). */
-typedef double ga_v4 __attribute__((vector_size(32), aligned(8)));
-#define GA_LOAD4(v, p) memcpy(&(v), (p), sizeof(ga_v4))
-#define GA_STORE4(p, v) memcpy((p), &(v), sizeof(ga_v4))
+/* Four doubles (a GCC and Clang extension): one AVX2 register, two SSE2 ones at the
+   default level; for loops whose layout the vectorizer would pick badly. Unaligned
+   loads and stores through a type that may alias doubles, as the intrinsics'
+   __m256d_u does (a memcpy compiles to 16-byte moves through the stack in a
+   function of another target); macros, since a function returning a vector of 32
+   bytes would change the ABI of the default level. */
+typedef double ga_v4 __attribute__((vector_size(32), aligned(8), may_alias));
+#define GA_LOAD4(v, p) ((v) = *(const ga_v4*)(p))
+#define GA_STORE4(p, v) (*(ga_v4*)(p) = (v))
 
 /* Finite math for a loop that vectorizes only under it (a max: see ga_max). */
 #if defined(__GNUC__) && !defined(__clang__)

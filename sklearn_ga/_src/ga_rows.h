@@ -5,9 +5,26 @@
 
 #include "ga_config.h"
 
+/* min and max of two doubles (not NaN) as one instruction; Cython's conditional
+   expressions compile to branches, libm's fmin and fmax to calls. */
+static inline double ga_lesser(double a, double b) { return a < b ? a : b; }
+static inline double ga_greater(double a, double b) { return a > b ? a : b; }
+/* The same of a group of four (the grouped CSR loops). */
+static inline double ga_least4(double a, double b, double c, double d) {
+    return ga_lesser(ga_lesser(a, b), ga_lesser(c, d));
+}
+static inline double ga_greatest4(double a, double b, double c, double d) {
+    return ga_greater(ga_greater(a, b), ga_greater(c, d));
+}
+
+#endif  /* SKLEARN_GA_GA_ROWS_H */
+
+/* The primitives, once per SIMD level: ga_simd.h defines GA_FN (the name at the
+   level) and GA_SIMD (its target) and includes this part once per level. */
+#ifdef GA_FN
 /* sum_i w_i x_i with eight partial sums (no -ffast-math reassociation needed). */
-GA_SIMD GA_UNFUSED static double ga_dot(const double* w, const double* x,
-                                        Py_ssize_t n) {
+GA_SIMD static double GA_FN(ga_dot)(const double* w, const double* x,
+                                    Py_ssize_t n) {
     double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     Py_ssize_t q = 0;
     int l;
@@ -20,8 +37,8 @@ GA_SIMD GA_UNFUSED static double ga_dot(const double* w, const double* x,
 }
 
 /* theta -= step * x */
-GA_SIMD GA_UNFUSED static void ga_axpy(double* theta, double step,
-                                       const double* x, Py_ssize_t n) {
+GA_SIMD static void GA_FN(ga_axpy)(double* theta, double step,
+                                   const double* x, Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++)
         theta[q] -= step * x[q];
@@ -33,10 +50,10 @@ GA_SIMD GA_UNFUSED static void ga_axpy(double* theta, double step,
    sums of each, as in ga_dot, held in two vectors of four: with sixteen scalar
    sums GCC vectorizes across blocks of eight coordinates (strided, permuted loads:
    several times slower). */
-GA_SIMD GA_UNFUSED static double ga_axpy_dot(double* restrict theta,
-                                             double step, const double* x,
-                                             const double* x_next, Py_ssize_t n,
-                                             double* squares) {
+GA_SIMD static double GA_FN(ga_axpy_dot)(double* restrict theta,
+                                         double step, const double* x,
+                                         const double* x_next, Py_ssize_t n,
+                                         double* squares) {
     ga_v4 s0 = {0.0}, s1 = {0.0}, z0 = {0.0}, z1 = {0.0}, t0, t1, u0, u1, n0, n1;
     double s[8], z[8];
     Py_ssize_t q = 0;
@@ -75,7 +92,7 @@ GA_SIMD GA_UNFUSED static double ga_axpy_dot(double* restrict theta,
 /* sum_i c v_i. With c = 0 the sum is 0 if every v_i is finite and NaN otherwise
    (v * 0 is NaN for NaN and +-inf): a vectorized finiteness test, no branch per
    element. */
-GA_SIMD static double ga_sum(const double* v, double c, Py_ssize_t n) {
+GA_SIMD static double GA_FN(ga_sum)(const double* v, double c, Py_ssize_t n) {
     double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     Py_ssize_t q = 0;
     int l;
@@ -88,7 +105,7 @@ GA_SIMD static double ga_sum(const double* v, double c, Py_ssize_t n) {
 }
 
 /* Whether v_1 = ... = v_n (n >= 1; not with a NaN), without a branch per element. */
-GA_SIMD static int ga_uniform(const double* v, Py_ssize_t n) {
+GA_SIMD static int GA_FN(ga_uniform)(const double* v, Py_ssize_t n) {
     int differ = 0;
     Py_ssize_t q;
     for (q = 1; q < n; q++)
@@ -97,7 +114,7 @@ GA_SIMD static int ga_uniform(const double* v, Py_ssize_t n) {
 }
 
 /* v_i = value for all i. */
-GA_SIMD static void ga_fill(double* v, double value, Py_ssize_t n) {
+GA_SIMD static void GA_FN(ga_fill)(double* v, double value, Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++)
         v[q] = value;
@@ -106,8 +123,8 @@ GA_SIMD static void ga_fill(double* v, double value, Py_ssize_t n) {
 /* A max is not associative where NaN is involved, so GCC vectorizes it only under
    finite math; the callers never need a NaN here (a NaN input has made the
    activation non-finite and a NaN theta fails the state check). */
-GA_SIMD GA_FINITE static double ga_max(const double* v, Py_ssize_t n,
-                                       int absolute) {
+GA_SIMD GA_FINITE static double GA_FN(ga_max)(const double* v, Py_ssize_t n,
+                                              int absolute) {
     double m = absolute ? fabs(v[0]) : v[0], t;
     Py_ssize_t q;
     if (absolute)
@@ -123,21 +140,9 @@ GA_SIMD GA_FINITE static double ga_max(const double* v, Py_ssize_t n,
     return m;
 }
 
-/* min and max of two doubles (not NaN) as one instruction; Cython's conditional
-   expressions compile to branches, libm's fmin and fmax to calls. */
-static inline double ga_lesser(double a, double b) { return a < b ? a : b; }
-static inline double ga_greater(double a, double b) { return a > b ? a : b; }
-/* The same of a group of four (the grouped CSR loops). */
-static inline double ga_least4(double a, double b, double c, double d) {
-    return ga_lesser(ga_lesser(a, b), ga_lesser(c, d));
-}
-static inline double ga_greatest4(double a, double b, double c, double d) {
-    return ga_greater(ga_greater(a, b), ga_greater(c, d));
-}
-
 /* sum_i (a_i - b_i) x_i: the EG+- dot product with weights e^+ - e^-. */
-GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double* x,
-                                  Py_ssize_t n) {
+GA_SIMD static double GA_FN(ga_dot_diff)(const double* a, const double* b,
+                                         const double* x, Py_ssize_t n) {
     double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     Py_ssize_t q = 0;
     int l;
@@ -151,8 +156,8 @@ GA_SIMD static double ga_dot_diff(const double* a, const double* b, const double
 
 /* sum_q (a_q - d_q) x_q with d_q = product / a_q, for the gathered a_q in held,
    which it replaces by d_q. */
-GA_SIMD static double ga_held_dot(double product, double* held, const double* x,
-                                  Py_ssize_t n) {
+GA_SIMD static double GA_FN(ga_held_dot)(double product, double* held,
+                                         const double* x, Py_ssize_t n) {
     double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double a, d;
     Py_ssize_t q = 0;
@@ -174,8 +179,8 @@ GA_SIMD static double ga_held_dot(double product, double* held, const double* x,
 }
 
 /* out = c / v: EG+-'s den = e^{-2 shift} / num after a lazy CSR run. */
-GA_SIMD static void ga_quotients(double* out, double c, const double* v,
-                                 Py_ssize_t n) {
+GA_SIMD static void GA_FN(ga_quotients)(double* out, double c, const double* v,
+                                        Py_ssize_t n) {
     Py_ssize_t q;
     for (q = 0; q < n; q++)
         out[q] = c / v[q];
@@ -186,8 +191,8 @@ GA_SIMD static void ga_quotients(double* out, double c, const double* v,
    count is kept in the indices' own width (so the compare vectorizes without
    widening), block by block so that it cannot overflow. */
 #define GA_INDEX_SCAN(NAME, T)                                                  \
-    GA_SIMD static int64_t NAME(const T* indices, Py_ssize_t n, T* low,     \
-                                T* high) {                                  \
+    GA_SIMD static int64_t GA_FN(NAME)(const T* indices, Py_ssize_t n,      \
+                                       T* low, T* high) {                   \
         T least = indices[0], most = indices[0], value, count;              \
         int64_t decreases = 0;                                              \
         Py_ssize_t q = 1, end;                                              \
@@ -209,4 +214,5 @@ GA_SIMD static void ga_quotients(double* out, double c, const double* v,
 GA_INDEX_SCAN(ga_index_scan32, int32_t)
 GA_INDEX_SCAN(ga_index_scan64, int64_t)
 
-#endif  /* SKLEARN_GA_GA_ROWS_H */
+#undef GA_INDEX_SCAN
+#endif  /* GA_FN */

@@ -7,156 +7,8 @@
 #include "ga_exp_log.h"
 #include "ga_series.h"
 
-/* Weight terms of n parameters: omega_i = scale * num_i, the normalizer sums
-   each coordinate's term (_terms and _normalizer_term in _src/psi.pxi). */
-GA_SIMD_WIDE static void ga_softmax_terms(const double* theta, double* num,
-                                     double shift, Py_ssize_t n) {
-    Py_ssize_t q;
-    for (q = 0; q < n; q++)
-        num[q] = ga_exp(theta[q] - shift);
-}
-
-GA_SIMD_WIDE static void ga_eg_pm_terms(const double* theta, double* num, double* den,
-                                   double shift, Py_ssize_t n) {
-    Py_ssize_t q;
-    for (q = 0; q < n; q++) {
-        num[q] = ga_exp(theta[q] - shift);
-        den[q] = ga_exp(-theta[q] - shift);
-    }
-}
-
-GA_SIMD_WIDE static void ga_exp_terms(const double* theta, double* num, Py_ssize_t n) {
-    Py_ssize_t q;
-    for (q = 0; q < n; q++)
-        num[q] = ga_exp(theta[q]);
-}
-
-/* p-norm terms num = sign(t) r^(p - 1) with r = |t| / shift (the normalizer
-   term r^p = num t / shift is not stored). For an integer p up to 64 the power
-   is a product of squares (binary powering, a few roundings); otherwise it is
-   e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300 gives 0,
-   below the normalizer's rounding, which is >= 1), the logs and the exps in two
-   passes (num holds the logs between them): one fused loop spills registers and
-   runs slower. A long row (a recompute) goes in blocks, and a block of zeros
-   takes no power: most of a wide sparse row is 0 after a fit's first rows, or
-   when features never occur. Short rows (a CSR step) go whole. */
+/* The block of a long p-norm row (ga_pnorm_terms). */
 enum { GA_PNORM_BLOCK = 512 };
-GA_SIMD_WIDE static void ga_pnorm_terms(const double* theta, double* num, double shift,
-                                   double p, Py_ssize_t n) {
-    Py_ssize_t q, start, size;
-    /* A multiplication, not a (slow, unpipelined) division per coordinate: one
-       more rounding of r, (p - 1) 1.1e-16 in num. */
-    double r, power, square, inverse = 1.0 / shift;
-    int e, b, nonzero;
-    if (p == 2.0) {  /* no power to take (a test inside would be if-converted) */
-        for (q = 0; q < n; q++)
-            num[q] = theta[q] * inverse;
-        return;
-    }
-    if (p == floor(p) && p <= 64.0) {
-        /* The six bits of p - 1 in a loop of constant length, unused squares
-           multiplied in as 1: the same products, vectorized over q. */
-        e = (int)p - 1;
-        for (q = 0; q < n; q++) {
-            square = fabs(theta[q]) * inverse;
-            power = e & 1 ? square : 1.0;
-            for (b = 1; b < 6; b++) {
-                square *= square;
-                power *= (e >> b) & 1 ? square : 1.0;
-            }
-            num[q] = theta[q] < 0.0 ? -power : power;
-        }
-        return;
-    }
-    if (n > 8 * GA_PNORM_BLOCK) {
-        for (start = 0; start < n; start += GA_PNORM_BLOCK) {
-            size = n - start < GA_PNORM_BLOCK ? n - start : GA_PNORM_BLOCK;
-            nonzero = 0;
-            for (q = start; q < start + size; q++)
-                nonzero |= theta[q] != 0.0;
-            if (nonzero)
-                ga_pnorm_terms(theta + start, num + start, shift, p, size);
-            else
-                memset(num + start, 0, size * sizeof(double));
-        }
-        return;
-    }
-    for (q = 0; q < n; q++) {
-        r = fabs(theta[q]) * inverse;
-        /* e^{-1000} is 0: no second division by the shift to tell. */
-        num[q] = r < 1e-300 ? -1000.0 : (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
-    }
-    for (q = 0; q < n; q++) {
-        power = ga_exp(num[q]);
-        num[q] = theta[q] < 0.0 ? -power : power;
-    }
-}
-
-/* theta = ln(num) + shift for the coordinates whose term holds theta (not below
-   1e-300 nor overflowed: a long step's term against the old shift): the
-   parameters of a lazy CSR run (see _update_sparse_row). */
-GA_SIMD_WIDE static void ga_theta_from_terms(double* theta, const double* num,
-                                        double shift, Py_ssize_t n) {
-    Py_ssize_t q;
-    for (q = 0; q < n; q++)
-        theta[q] = num[q] >= 1e-300 && num[q] <= DBL_MAX
-                   ? ga_log(num[q]) + shift : theta[q];
-}
-
-/* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
-   num *= e^{-d} (softmax, exp: den is num) with the series degree of dmax =
-   |step| max|x| (ga_series_degree in ga_series.h); returns the new sum of num. */
-#define GA_SCALE_LOOP(P)                                                        \
-    for (; q + 4 <= n; q += 4)                                                  \
-        for (l = 0; l < 4; l++) {                                               \
-            d = step * x[q + l];                                                \
-            theta[q + l] -= d;                                                  \
-            ga_expm1_pm(d, P, &down, &up);                                      \
-            num[q + l] += num[q + l] * down;                                    \
-            total[l] += num[q + l];                                             \
-        }                                                                       \
-    for (; q < n; q++) {                                                        \
-        d = step * x[q];                                                        \
-        theta[q] -= d;                                                          \
-        ga_expm1_pm(d, P, &down, &up);                                          \
-        num[q] += num[q] * down;                                                \
-        total[0] += num[q];                                                     \
-    }
-GA_SIMD_WIDE static double ga_scale_terms(double* restrict theta, double* restrict num,
-                                     double step, const double* x, Py_ssize_t n,
-                                     double dmax) {
-    double total[4] = {0.0, 0.0, 0.0, 0.0}, d, down, up;
-    Py_ssize_t q = 0;
-    int l;
-    GA_BY_DEGREE(dmax, GA_SCALE_LOOP)
-    return (total[0] + total[1]) + (total[2] + total[3]);
-}
-
-/* The factors of a CSR row's multiplicative step d_q = step x_q, all
-   |d_q| <= dmax. For dmax <= GA_STEP_MAX (returns 1): down_q = e^{-d_q} - 1 and
-   (if up is not NULL) up_q = e^{d_q} - 1 by the series above, so that a term
-   scales with one rounding, t + t down_q; beyond (returns 0) the factors
-   e^{-+d_q} themselves, by ga_exp (t + t (e^{-d} - 1) would cancel). */
-#define GA_FACTOR_LOOP(P)                                                       \
-    for (q = 0; q < n; q++) {                                                   \
-        ga_expm1_pm(step * x[q], P, &minus, &plus);                             \
-        down[q] = minus;                                                        \
-        if (up) up[q] = plus;                                                   \
-    }
-GA_SIMD_WIDE static int ga_step_factors(double step, const double* x, double* down,
-                                   double* up, Py_ssize_t n, double dmax) {
-    Py_ssize_t q;
-    double minus, plus;
-    if (dmax <= GA_STEP_MAX) {
-        GA_BY_DEGREE(dmax, GA_FACTOR_LOOP)
-        return 1;
-    }
-    for (q = 0; q < n; q++) {
-        down[q] = ga_exp(-step * x[q]);
-        if (up) up[q] = ga_exp(step * x[q]);
-    }
-    return 0;
-}
 
 /* One pass of an EG+- update with series of this degree: theta -= d = step x,
    num *= e^{-d}, den *= e^{d}; and, for the next trial, its dot product
@@ -215,12 +67,169 @@ GA_INLINE double ga_pm_pass(
            + ((dot[4] + dot[5]) + (dot[6] + dot[7]));
 }
 
+#endif  /* SKLEARN_GA_GA_TERMS_H */
+
+/* The primitives, once per SIMD level: ga_simd.h defines GA_FN (the name at the
+   level) and GA_SIMD (its target) and includes this part once per level. */
+#ifdef GA_FN
+/* Weight terms of n parameters: omega_i = scale * num_i, the normalizer sums
+   each coordinate's term (_terms and _normalizer_term in _src/psi.pxi). */
+GA_SIMD static void GA_FN(ga_softmax_terms)(const double* theta, double* num,
+                                            double shift, Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++)
+        num[q] = ga_exp(theta[q] - shift);
+}
+
+GA_SIMD static void GA_FN(ga_eg_pm_terms)(const double* theta, double* num, double* den,
+                                          double shift, Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++) {
+        num[q] = ga_exp(theta[q] - shift);
+        den[q] = ga_exp(-theta[q] - shift);
+    }
+}
+
+GA_SIMD static void GA_FN(ga_exp_terms)(const double* theta, double* num,
+                                        Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++)
+        num[q] = ga_exp(theta[q]);
+}
+
+/* p-norm terms num = sign(t) r^(p - 1) with r = |t| / shift (the normalizer
+   term r^p = num t / shift is not stored). For an integer p up to 64 the power
+   is a product of squares (binary powering, a few roundings); otherwise it is
+   e^{(p - 1) ln r} (relative error ~1e-16 |(p - 1) ln r|; r < 1e-300 gives 0,
+   below the normalizer's rounding, which is >= 1), the logs and the exps in two
+   passes (num holds the logs between them): one fused loop spills registers and
+   runs slower. A long row (a recompute) goes in blocks, and a block of zeros
+   takes no power: most of a wide sparse row is 0 after a fit's first rows, or
+   when features never occur. Short rows (a CSR step) go whole. */
+GA_SIMD static void GA_FN(ga_pnorm_terms)(const double* theta, double* num,
+                                          double shift, double p, Py_ssize_t n) {
+    Py_ssize_t q, start, size;
+    /* A multiplication, not a (slow, unpipelined) division per coordinate: one
+       more rounding of r, (p - 1) 1.1e-16 in num. */
+    double r, power, square, inverse = 1.0 / shift;
+    int e, b, nonzero;
+    if (p == 2.0) {  /* no power to take (a test inside would be if-converted) */
+        for (q = 0; q < n; q++)
+            num[q] = theta[q] * inverse;
+        return;
+    }
+    if (p == floor(p) && p <= 64.0) {
+        /* The six bits of p - 1 in a loop of constant length, unused squares
+           multiplied in as 1: the same products, vectorized over q. */
+        e = (int)p - 1;
+        for (q = 0; q < n; q++) {
+            square = fabs(theta[q]) * inverse;
+            power = e & 1 ? square : 1.0;
+            for (b = 1; b < 6; b++) {
+                square *= square;
+                power *= (e >> b) & 1 ? square : 1.0;
+            }
+            num[q] = theta[q] < 0.0 ? -power : power;
+        }
+        return;
+    }
+    if (n > 8 * GA_PNORM_BLOCK) {
+        for (start = 0; start < n; start += GA_PNORM_BLOCK) {
+            size = n - start < GA_PNORM_BLOCK ? n - start : GA_PNORM_BLOCK;
+            nonzero = 0;
+            for (q = start; q < start + size; q++)
+                nonzero |= theta[q] != 0.0;
+            if (nonzero)
+                GA_FN(ga_pnorm_terms)(theta + start, num + start, shift, p, size);
+            else
+                memset(num + start, 0, size * sizeof(double));
+        }
+        return;
+    }
+    for (q = 0; q < n; q++) {
+        r = fabs(theta[q]) * inverse;
+        /* e^{-1000} is 0: no second division by the shift to tell. */
+        num[q] = r < 1e-300 ? -1000.0 : (p - 1.0) * ga_log(r < 1e-300 ? 1.0 : r);
+    }
+    for (q = 0; q < n; q++) {
+        power = ga_exp(num[q]);
+        num[q] = theta[q] < 0.0 ? -power : power;
+    }
+}
+
+/* theta = ln(num) + shift for the coordinates whose term holds theta (not below
+   1e-300 nor overflowed: a long step's term against the old shift): the
+   parameters of a lazy CSR run (see _update_sparse_row). */
+GA_SIMD static void GA_FN(ga_theta_from_terms)(double* theta, const double* num,
+                                               double shift, Py_ssize_t n) {
+    Py_ssize_t q;
+    for (q = 0; q < n; q++)
+        theta[q] = num[q] >= 1e-300 && num[q] <= DBL_MAX
+                   ? ga_log(num[q]) + shift : theta[q];
+}
+
+/* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
+   num *= e^{-d} (softmax, exp: den is num) with the series degree of dmax =
+   |step| max|x| (ga_series_degree in ga_series.h); returns the new sum of num. */
+#define GA_SCALE_LOOP(P)                                                        \
+    for (; q + 4 <= n; q += 4)                                                  \
+        for (l = 0; l < 4; l++) {                                               \
+            d = step * x[q + l];                                                \
+            theta[q + l] -= d;                                                  \
+            ga_expm1_pm(d, P, &down, &up);                                      \
+            num[q + l] += num[q + l] * down;                                    \
+            total[l] += num[q + l];                                             \
+        }                                                                       \
+    for (; q < n; q++) {                                                        \
+        d = step * x[q];                                                        \
+        theta[q] -= d;                                                          \
+        ga_expm1_pm(d, P, &down, &up);                                          \
+        num[q] += num[q] * down;                                                \
+        total[0] += num[q];                                                     \
+    }
+GA_SIMD static double GA_FN(ga_scale_terms)(double* restrict theta,
+                                            double* restrict num, double step,
+                                            const double* x, Py_ssize_t n,
+                                            double dmax) {
+    double total[4] = {0.0, 0.0, 0.0, 0.0}, d, down, up;
+    Py_ssize_t q = 0;
+    int l;
+    GA_BY_DEGREE(dmax, GA_SCALE_LOOP)
+    return (total[0] + total[1]) + (total[2] + total[3]);
+}
+
+/* The factors of a CSR row's multiplicative step d_q = step x_q, all
+   |d_q| <= dmax. For dmax <= GA_STEP_MAX (returns 1): down_q = e^{-d_q} - 1 and
+   (if up is not NULL) up_q = e^{d_q} - 1 by the series above, so that a term
+   scales with one rounding, t + t down_q; beyond (returns 0) the factors
+   e^{-+d_q} themselves, by ga_exp (t + t (e^{-d} - 1) would cancel). */
+#define GA_FACTOR_LOOP(P)                                                       \
+    for (q = 0; q < n; q++) {                                                   \
+        ga_expm1_pm(step * x[q], P, &minus, &plus);                             \
+        down[q] = minus;                                                        \
+        if (up) up[q] = plus;                                                   \
+    }
+GA_SIMD static int GA_FN(ga_step_factors)(double step, const double* x, double* down,
+                                          double* up, Py_ssize_t n, double dmax) {
+    Py_ssize_t q;
+    double minus, plus;
+    if (dmax <= GA_STEP_MAX) {
+        GA_BY_DEGREE(dmax, GA_FACTOR_LOOP)
+        return 1;
+    }
+    for (q = 0; q < n; q++) {
+        down[q] = ga_exp(-step * x[q]);
+        if (up) up[q] = ga_exp(step * x[q]);
+    }
+    return 0;
+}
+
 /* The EG+- pass for |step| max|x| <= GA_STEP_MAX, with max |x| in sums[1] on
    entry (sums: 3 values). x_next NULL: no next row (the sums are then of x). */
-GA_SIMD_WIDE static double ga_scale_pm_dot(double* theta, double* num, double* den,
-                                      double step, const double* x,
-                                      const double* x_next, Py_ssize_t n,
-                                      double* sums) {
+GA_SIMD static double GA_FN(ga_scale_pm_dot)(double* theta, double* num, double* den,
+                                             double step, const double* x,
+                                             const double* x_next, Py_ssize_t n,
+                                             double* sums) {
     double dot = 0.0;
     if (x_next == NULL)
         x_next = x;
@@ -232,9 +241,9 @@ GA_SIMD_WIDE static double ga_scale_pm_dot(double* theta, double* num, double* d
 /* A dense geodesic row's dot product sum w x (returned) and the quad of its step,
    sum x^2 (sphere: w = num) or scale sum w x^2 (simplex: w = num^2), each in
    eight partial sums, as in ga_dot: one pass that vectorizes. */
-GA_SIMD_WIDE static double ga_geodesic_sums(const double* num, const double* x,
-                                       Py_ssize_t n, double scale, int simplex,
-                                       double* quad) {
+GA_SIMD static double GA_FN(ga_geodesic_sums)(const double* num, const double* x,
+                                              Py_ssize_t n, double scale, int simplex,
+                                              double* quad) {
     double d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double g[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double w;
@@ -255,4 +264,4 @@ GA_SIMD_WIDE static double ga_geodesic_sums(const double* num, const double* x,
     return ((d[0] + d[1]) + (d[2] + d[3])) + ((d[4] + d[5]) + (d[6] + d[7]));
 }
 
-#endif  /* SKLEARN_GA_GA_TERMS_H */
+#endif  /* GA_FN */

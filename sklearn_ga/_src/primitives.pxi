@@ -6,7 +6,16 @@ cdef extern from "_src/ga_config.h":
     double DBL_MAX
     double DBL_MIN
     void __builtin_prefetch(const void* address) noexcept nogil
-    const char* ga_clone(int wide) noexcept
+
+cdef extern from "_src/ga_simd.h":
+    int GA_SIMD_COUNT
+    int GA_PRIMITIVE_COUNT
+    const char* const ga_simd_names[]
+    const int ga_simd_shipped[]
+    const char* const ga_primitive_names[]
+    int ga_simd_level
+    bint ga_simd_supported(int level) noexcept
+    void ga_simd_use(int level) noexcept
 
 cdef extern from "_src/ga_exp_log.h":
     double ga_exp(double x) noexcept nogil
@@ -75,20 +84,89 @@ def _exp_log(const double[::1] x, bint logarithm):
     return out
 
 
-# The primitives compiled with clones: for AVX-512 too (GA_SIMD_WIDE) or not
-# (GA_SIMD). tests/test_primitives.py checks these lists against the headers.
-WIDE_PRIMITIVES = ("ga_softmax_terms", "ga_eg_pm_terms", "ga_exp_terms",
-                   "ga_pnorm_terms", "ga_theta_from_terms", "ga_scale_terms",
-                   "ga_step_factors", "ga_scale_pm_dot", "ga_geodesic_sums")
-ROW_PRIMITIVES = ("ga_dot", "ga_axpy", "ga_axpy_dot", "ga_sum", "ga_uniform",
-                  "ga_fill", "ga_max", "ga_dot_diff", "ga_held_dot", "ga_quotients",
-                  "ga_index_scan32", "ga_index_scan64", "ga_block_dots",
-                  "ga_block_update")
+from os import environ as _environ
+
+# The SIMD levels of this build, from the baseline up, those that ship (chosen when
+# SKLEARN_GA_SIMD is unset; the others are built only to be measured), and the
+# primitives compiled at each (ga_simd.h; tests/test_clones.py checks them against
+# the headers).
+SIMD_LEVELS = tuple(ga_simd_names[level].decode() for level in range(GA_SIMD_COUNT))
+SHIPPED_SIMD_LEVELS = tuple(name for level, name in enumerate(SIMD_LEVELS)
+                            if ga_simd_shipped[level])
+PRIMITIVES = tuple(ga_primitive_names[q].decode() for q in range(GA_PRIMITIVE_COUNT))
+# Why a level SKLEARN_GA_SIMD may name is not in a build.
+_NOT_BUILT = {"x86-64-v4": "AVX-512 is built only to be measured (CFLAGS="
+              "-DGA_MEASURE_V4), having been measured slower than x86-64-v3 for "
+              "the exponential terms on a Zen 4"}
+
+
+def _choose_simd_level(wanted):
+    """Run the primitives at the level named ``wanted`` from now on (the value of
+    the environment variable SKLEARN_GA_SIMD at import; empty: the best shipped
+    level that the CPU supports). A level that is not built, or that the CPU
+    does not run, raises ImportError: a timing pinned to a level must not run
+    another. The benchmarks call it between fits to time the levels in turn (not
+    while a fit runs: a run's calls would change level)."""
+    if not wanted:
+        level = max(q for q in range(GA_SIMD_COUNT)
+                    if ga_simd_shipped[q] and ga_simd_supported(q))
+    elif wanted in SIMD_LEVELS:
+        level = SIMD_LEVELS.index(wanted)
+        if not ga_simd_supported(level):
+            raise ImportError(f"SKLEARN_GA_SIMD={wanted!r}: this CPU does not "
+                              f"support that level; it supports "
+                              f"{', '.join(simd_levels_supported())}")
+    else:
+        reason = _NOT_BUILT.get(wanted, "unknown level")
+        raise ImportError(f"SKLEARN_GA_SIMD={wanted!r} is not a level of this "
+                          f"build: {reason}. Its levels are "
+                          f"{', '.join(SIMD_LEVELS)}; unset, the best shipped "
+                          f"level the CPU supports")
+    ga_simd_use(level)
+
+
+def simd_levels_supported():
+    """The levels of this build that this CPU runs, from the baseline up: the values
+    SKLEARN_GA_SIMD may take here."""
+    return tuple(name for level, name in enumerate(SIMD_LEVELS)
+                 if ga_simd_supported(level))
 
 
 def simd_clones():
-    """{primitive: the clone the loader picks for it on this CPU}: "x86-64-v4"
-    (AVX-512), "x86-64-v3" (AVX2 + FMA), "default", or "none" in a build without
-    clones (another compiler or platform). ``make bench`` prints it."""
-    wide, rows = ga_clone(1).decode(), ga_clone(0).decode()
-    return {**dict.fromkeys(WIDE_PRIMITIVES, wide), **dict.fromkeys(ROW_PRIMITIVES, rows)}
+    """{primitive: the SIMD level it runs at}: the level chosen when the module was
+    imported, the same for every primitive: "x86-64-v3" (AVX2 + FMA) or "default"
+    (the baseline, the only level of a build by another compiler or for another
+    platform). ``SKLEARN_GA_SIMD=default`` (or another of ``SIMD_LEVELS``) pins it
+    before the import; ``make bench`` prints it.
+
+    Examples
+    --------
+    >>> from sklearn_ga._kernel import SIMD_LEVELS, simd_clones
+    >>> set(simd_clones().values()) <= set(SIMD_LEVELS)
+    True
+    """
+    return dict.fromkeys(PRIMITIVES, SIMD_LEVELS[ga_simd_level])
+
+
+_choose_simd_level(_environ.get("SKLEARN_GA_SIMD", "").strip())
+
+
+def float64_block(const float[:, ::1] X, const Py_ssize_t[::1] rows,
+                  double[:, ::1] out):
+    """``out[i] = X[rows[i]]`` converted to float64, for each i < len(rows): a
+    block of the rows a pass reads from a float32 X (``_validation.float64_rows``),
+    gathered and converted in one pass over them."""
+    cdef Py_ssize_t i, q, n = X.shape[1], count = rows.shape[0]
+    cdef const float* row
+    cdef double* block
+    if out.shape[0] < count or out.shape[1] != n:
+        raise ValueError("out cannot hold the rows")
+    for i in range(count):
+        if not 0 <= rows[i] < X.shape[0]:
+            raise IndexError(f"row {rows[i]} is not in X")
+    with nogil:
+        for i in range(count):
+            row = &X[rows[i], 0]
+            block = &out[i, 0]
+            for q in range(n):
+                block[q] = row[q]

@@ -341,7 +341,8 @@ cdef class TrialLoop:
 
     def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order,
-                  const double[:, ::1] rates=None, Py_ssize_t average_from=0):
+                  const double[:, ::1] rates=None, Py_ssize_t average_from=0,
+                  double loss_from=0.0):
         """Run one trial per entry of ``order`` on the dense rows of X.
 
         ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
@@ -351,12 +352,12 @@ cdef class TrialLoop:
         and its loss counts s times. An averaging loop averages the trials from
         position ``average_from`` of ``order`` on. Returns ``(status, trials,
         loss_sum)``: on ``DIVERGED``, ``trials`` is the position in ``order`` of the
-        failing trial and the state must be discarded.
-        """
+        failing trial and the state must be discarded. The sum starts at
+        ``loss_from`` (runs of consecutive blocks of rows sum as one run)."""
         self.release()  # (theta held by a run: written back first)
         cdef Py_ssize_t t = 0, r, n_trials = order.shape[0]
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
-        cdef double loss, total = 0.0, weight = 1.0
+        cdef double loss, total = loss_from, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double* x_next
         self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order, rates)
