@@ -376,3 +376,48 @@ cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
            else sums[3] * (1.0 + fabs(a) * sums[4]))
     _renormalize_sparse_row(s, j, -2.0 * a * sums[0] + a * a * quad,
                             2.0 * fabs(a) * sums[2] + a * a * quad, top * top)
+
+
+# The check of a CSR structure that the Python side makes before a run reads it.
+
+cpdef enum CsrStructure:
+    CSR_MALFORMED = 0   # not readable: an index or an indptr entry out of range
+    CSR_UNSORTED = 1    # readable, but some row's indices do not strictly increase
+    CSR_CANONICAL = 2   # sorted, no duplicates: what the O(nnz) updates need
+
+
+def csr_structure(const index_t[::1] indices, const index_t[::1] indptr,
+                  Py_ssize_t n_data, Py_ssize_t n):
+    """Check a CSR structure before the loop reads it without bounds checks.
+
+    indptr must start at 0, never decrease and end within the indices and the data
+    (``n_data`` values); every index must lie in [0, n). One pass over the indices:
+    a row is canonical when its indices strictly increase, so the matrix is iff the
+    decreases counted over all consecutive pairs are those at row starts.
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1, nnz, r, start, last = 0
+    cdef int64_t decreases, at_starts = 0
+    cdef index_t low, high
+    cdef bint ordered = True
+    if m < 0 or indptr[0] != 0:
+        return CSR_MALFORMED
+    nnz = indptr[m]
+    if nnz > indices.shape[0] or nnz > n_data:
+        return CSR_MALFORMED
+    if nnz == 0:
+        return CSR_CANONICAL
+    with nogil:
+        for r in range(m):
+            start = indptr[r + 1]
+            ordered &= start >= indptr[r]
+            # A row start inside the data (rows may be empty: count each once).
+            if 0 < start < nnz and start != last:
+                at_starts += indices[start] <= indices[start - 1]
+                last = start
+        if index_t is int32_t:
+            decreases = ga_index_scan32(&indices[0], nnz, &low, &high)
+        else:
+            decreases = ga_index_scan64(&indices[0], nnz, &low, &high)
+    if not ordered or low < 0 or high >= n:
+        return CSR_MALFORMED
+    return CSR_CANONICAL if decreases == at_starts else CSR_UNSORTED
