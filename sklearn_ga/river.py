@@ -38,19 +38,38 @@ except ImportError as error:
 
 import math
 
+import narwhals.stable.v2 as nw
 import numpy as np
-import pandas as pd
 
 from ._classifier import GAClassifier as _SklearnClassifier
 from ._classifier import class_probabilities
 from ._phi import PHI
 from ._regressor import GARegressor as _SklearnRegressor
-from ._river_learner import _Learner
+from ._river_learner import _Learner, frame_values
 
 __all__ = ["GAClassifier", "GARegressor"]
 
 # Labels of a binary classifier, as River gives them, and their codes.
 _BINARY_CODES = {False: 0, True: 1}
+
+
+def _series(X, values):
+    """The predictions ``values`` of the rows of the frame X, as a Series of X's
+    library (pandas: indexed as X)."""
+    if nw.dependencies.is_pandas_dataframe(X):
+        return nw.get_native_namespace(X).Series(values, index=X.index)
+    return nw.new_series("", values, backend=nw.get_native_namespace(X)).to_native()
+
+
+def _frame(X, P, classes):
+    """The probabilities P (one column a class) of the rows of the frame X, as a
+    DataFrame of X's library (pandas: indexed as X, a column a label; others, whose
+    column names are strings: str of the label)."""
+    namespace = nw.get_native_namespace(X)
+    if nw.dependencies.is_pandas_dataframe(X):
+        return namespace.DataFrame(P, index=X.index, columns=classes)
+    return nw.from_dict({str(label): P[:, j] for j, label in enumerate(classes)},
+                        backend=namespace).to_native()
 
 
 class GARegressor(_Learner, base.MiniBatchRegressor):
@@ -133,10 +152,14 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
             )
 
     def _encode(self, y, row):
+        # (As the features: a number, not a string that reads as one.)
         try:
-            target = float(y)
+            math.isfinite(y)
         except (TypeError, ValueError):
             raise ValueError(f"y must be a number; got {y!r}.") from None
+        except OverflowError:
+            raise ValueError("y is an int beyond the range of a float64.") from None
+        target = float(y)
         phi = PHI[self.phi]
         if not (math.isfinite(target) and phi.inside(target)):
             raise ValueError(
@@ -169,16 +192,16 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature.
+        X : DataFrame
+            One row per sample, one column per feature (pandas, polars, ...).
 
         Returns
         -------
-        pandas.Series
-            The predictions, indexed as ``X``.
+        Series
+            The predictions, a Series of X's library (pandas: indexed as ``X``).
         """
-        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
-        return pd.Series(self._outputs(A)[:, 0], index=X.index)
+        A = self._activations(*frame_values(X, type(self).__name__))
+        return _series(X, self._outputs(A)[:, 0])
 
     def _outputs(self, A):
         with np.errstate(over="ignore"):
@@ -270,6 +293,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
 
     def _encode(self, y, row):
         if self._multiclass:
+            self._check_label(y)
             row[:] = 0.0
             if len(self._classes) > 1:
                 row[self._classes.index(y)] = 1.0
@@ -326,38 +350,39 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature.
+        X : DataFrame
+            One row per sample, one column per feature (pandas, polars, ...).
 
         Returns
         -------
-        pandas.DataFrame
-            One column of probabilities per class, indexed as ``X``.
+        DataFrame
+            One column of probabilities per class, a DataFrame of X's library
+            (pandas: indexed as ``X``).
         """
         self._check_probabilities()
-        if not self._classes:
-            return pd.DataFrame(index=X.index)
-        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
-        return pd.DataFrame(self._probabilities(A), index=X.index,
-                            columns=self._classes)
+        names, values = frame_values(X, type(self).__name__)
+        P = self._probabilities(self._activations(names, values)) if self._classes \
+            else np.zeros((values.shape[0], 0))
+        return _frame(X, P, self._classes)
 
     def predict_many(self, X):
         """:meth:`predict_one` of each row of ``X``.
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature.
+        X : DataFrame
+            One row per sample, one column per feature (pandas, polars, ...).
 
         Returns
         -------
-        pandas.Series
-            The predicted labels, indexed as ``X``.
+        Series
+            The predicted labels, a Series of X's library (pandas: indexed as
+            ``X``).
         """
+        names, values = frame_values(X, type(self).__name__)
         if not self._classes:
-            return pd.Series([None] * len(X), index=X.index, dtype=object)
-        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
-        return pd.Series(self._labels(A), index=X.index)
+            return _series(X, [None] * values.shape[0])
+        return _series(X, self._labels(self._activations(names, values)))
 
     def _check_probabilities(self):
         if PHI[self.phi].probability is None:

@@ -33,7 +33,6 @@ cdef class OneRow:
     cdef bint has_start
     cdef double runaway_ratio, bound_limit, growth
     cdef Py_ssize_t average
-    cdef double[::1] row  # a River learner's dict, at its columns (else zeros)
 
     def __init__(self, TrialLoop loop, start, double runaway_ratio,
                  double bound_limit, double growth, Py_ssize_t average):
@@ -43,9 +42,6 @@ cdef class OneRow:
             self.start = start
         self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
         self.growth, self.average = growth, average
-        import numpy as np
-
-        self.row = np.zeros(max(loop.s.n, 1))
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
         """The row bound of the one dense row of X (of target y): for the tests."""
@@ -130,59 +126,6 @@ cdef class OneRow:
             for j in range(s.k):
                 A[0, j] /= total
         return out
-
-    def activations_dict(self, dict x, dict columns, bint outputs=False):
-        """:meth:`activations` (a new (1, k) array) of the dict ``x`` of a River
-        learner, its values at the ``columns`` of their names; None if a name has
-        no column or a value is not a number (the learner then says what), or
-        where :meth:`activations` gives None."""
-        if not self._fill(x, columns):
-            return None
-        try:
-            return self._activations(&self.row[0], NULL, self.loop.s.n, outputs)
-        finally:
-            self._clear(x, columns)
-
-    def learn_dict(self, dict x, dict columns, const double[::1] y, double eta,
-                   double intercept_eta, Py_ssize_t t, double cumulative_loss,
-                   double initial_loss, double weight=1.0):
-        """:meth:`learn` on the dict ``x`` of a River learner, as
-        :meth:`activations_dict` reads it; None where either gives None."""
-        if not self._fill(x, columns):
-            return None
-        try:
-            return self._learn(&self.row[0], NULL, self.loop.s.n, True, None, y, eta,
-                               intercept_eta, t, cumulative_loss, initial_loss,
-                               weight)
-        finally:
-            self._clear(x, columns)
-
-    cdef bint _fill(self, dict x, dict columns) except -1:
-        """Write the values of ``x`` into the row (zeros) at their columns; False,
-        with the row as it was, if a name has no column or a value is not a
-        number."""
-        cdef object column
-        for name, value in x.items():
-            column = columns.get(name)
-            if column is None:
-                break
-            try:
-                self.row[<Py_ssize_t>column] = value
-            except (TypeError, ValueError, OverflowError):  # (an int beyond float64)
-                break
-        else:
-            return True
-        self._clear(x, columns)
-        return False
-
-    cdef int _clear(self, dict x, dict columns) except -1:
-        """Put back the zeros of the row at the columns of the names of ``x``."""
-        cdef object column
-        for name in x:
-            column = columns.get(name)
-            if column is not None:
-                self.row[<Py_ssize_t>column] = 0.0
-        return 0
 
     def learn(self, const double[:, ::1] X, const double[::1] y, double eta,
               double intercept_eta, Py_ssize_t t, double cumulative_loss,
