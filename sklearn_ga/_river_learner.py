@@ -14,21 +14,12 @@ from sklearn.base import clone
 
 from ._codes import Status
 from ._kernel import DictCode, DictRows, OneRow
+from ._kernel import canonical_order as _canonical
 from ._passes import RUNAWAY_RATIO, initial_model_loss, may_run_away, runaway
 from ._psi import PSI
 
 # One output's theta starts with this many columns, doubled when full.
 _FIRST_WIDTH = 8
-
-
-def _canonical(names):
-    """The features that one row brings, in an order that does not depend on the
-    order of its dict: sorted (by repr, where the names do not compare), so that the
-    columns, and the order of every sum, are the same for any order of the keys."""
-    try:
-        return sorted(names)
-    except TypeError:
-        return sorted(names, key=repr)
 
 
 def _as_dict(x):
@@ -139,6 +130,7 @@ class _Learner:
         self._intercept_only = clone(settings).set_params(psi="identity")
         self._clip = (low, high) if self.Y is not None else None
         self._theta_start = PSI[settings._loop_psi()].start
+        self._rowwise = self._multiclass
         self._classes = [] if self._multiclass else list(self._binary_classes)
         self._features = {}
         # One output for binary labels; for softmax one per class, the first kept
@@ -341,9 +333,11 @@ class _Learner:
         w : float, default=1.0
             Sample weight, >= 0: the trial's step is ``w * eta``.
         """
-        x = _as_dict(x)
-        w = self._sample_weight(w)
-        if self._multiclass and y not in self._classes:
+        if type(x) is not dict:
+            x = _as_dict(x)
+        if w != 1.0:
+            w = self._sample_weight(w)
+        if self._rowwise and y not in self._classes:
             return self._learn_new_class(x, y, w)
         self._encode(y, self._target)
         rows = self._rows
@@ -355,10 +349,11 @@ class _Learner:
         sums = rows.learn(x, self._features, self._target, *self._rates, self.t_,
                           self.cumulative_loss_, self._initial_loss_sum, w)
         if type(sums) is tuple:
-            self._learned(1, sums)
-        elif sums is None:
+            self.t_ += 1
+            self.cumulative_loss_, self._initial_loss_sum, _ = sums
+        elif sums is None and not rows.fresh:
             self._learn_general(x, w)
-        elif sums == DictCode.DICT_NEW_NAMES:
+        elif sums is None or sums == DictCode.DICT_NEW_NAMES:
             self._learn_fresh(x, w, _canonical(rows.fresh))
         else:
             raise self._refused(sums, *rows.bad)
@@ -540,15 +535,19 @@ class _Learner:
         return self._checked(X @ weights.T + self._intercept)
 
     def _activations_one(self, x, outputs=False):
-        """The activations (k,) of the dict x, in O(keys), clipped as GA^Y predicts;
-        with ``outputs``, phi of them where one compiled call gives them, else
-        None."""
-        x = _as_dict(x)
+        """The activations of the dict x in O(keys), clipped as GA^Y predicts: a
+        float for one output (binary labels, regression), else an array (k,); with
+        ``outputs``, phi of them where one compiled call gives them, else None."""
+        if type(x) is not dict:
+            x = _as_dict(x)
         rows = self._rows
         if rows is None:
             self._check_row(x)
             return None if outputs else self._checked(self._intercept.copy())
         A = rows.activations(x, self._features, outputs)
+        if type(A) is float:
+            return A if outputs or self._clip is None else min(max(A, self._clip[0]),
+                                                               self._clip[1])
         if type(A) is int:
             raise self._refused(A, *rows.bad)
         if A is not None:
@@ -556,7 +555,8 @@ class _Learner:
         if outputs:
             return None
         columns, values = rows.row(x, self._features)
-        return self._checked(self._loop.weights(columns) @ values + self._intercept)
+        A = self._checked(self._loop.weights(columns) @ values + self._intercept)
+        return A if self._rowwise else A.item(0)
 
     def _checked(self, A):
         if not np.all(np.isfinite(A)):

@@ -182,10 +182,10 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
         float
             The prediction.
         """
-        outputs = self._activations_one(x, outputs=True)
-        if outputs is None:
-            outputs = self._outputs(self._activations_one(x)[None, :])[0]
-        return float(outputs[0])
+        output = self._activations_one(x, outputs=True)
+        if output is None:
+            output = self._outputs(np.array([[self._activations_one(x)]])).item(0)
+        return float(output)
 
     def predict_many(self, X):
         """:meth:`predict_one` of each row of ``X``.
@@ -292,7 +292,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return PHI[self.phi].rowwise
 
     def _encode(self, y, row):
-        if self._multiclass:
+        if self._rowwise:
             self._check_label(y)
             row[:] = 0.0
             if len(self._classes) > 1:
@@ -325,7 +325,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         self._check_probabilities()
         if not self._classes:
             return {}
-        P = self._probabilities(self._activations_one(x)[None, :])[0]
+        P = self._probabilities(np.reshape(self._activations_one(x), (1, -1)))[0]
         return dict(zip(self._classes, P.tolist(), strict=True))
 
     def predict_one(self, x):
@@ -400,12 +400,13 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return [self._classes[code] for code in self._codes(A).tolist()]
 
     def _codes(self, A):
-        """The class codes of activations A (m, k), or the code of one row (k,).
+        """The class codes of activations A (m, k), or the code of one row (k,; a
+        float for binary labels).
         (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)"""
-        if self._multiclass:
+        if self._rowwise:
             return A.argmax(axis=-1)
-        # (One row's: a Python bool, without NumPy's per-call cost.)
-        return A[:, 0] > 0 if A.ndim == 2 else A.item(0) > 0
+        # (One row's activation is a float: a Python bool, without NumPy's cost.)
+        return A > 0 if type(A) is float else A[:, 0] > 0
 
     @classmethod
     def _unit_test_params(cls):

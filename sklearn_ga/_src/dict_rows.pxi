@@ -28,6 +28,16 @@ cdef int _entry_order(const void* a, const void* b) noexcept nogil:
     return (i > j) - (i < j)
 
 
+def canonical_order(names):
+    """The features that one row brings, in an order that does not depend on the
+    order of its dict: sorted (by repr, where the names do not compare), so that the
+    columns, and the order of every sum, are the same for any order of the keys."""
+    try:
+        return sorted(names)
+    except TypeError:
+        return sorted(names, key=repr)
+
+
 cdef class DictRows:
     """The dict rows of a River learner on a :class:`OneRow`, O(keys) each.
 
@@ -49,8 +59,8 @@ cdef class DictRows:
     ----------
     bad : tuple
         ``(name, value)`` of the last value refused (DICT_BAD_VALUE, DICT_NOT_FINITE).
-    fresh : list
-        The names without a column of the last row that had some (DICT_NEW_NAMES).
+    fresh : list or None
+        The names without a column of the last row learned, if it had some.
     work : int
         Coordinates (times outputs) that the calls read or wrote: the trials' rows,
         the new columns, and every O(n) pass (a whole save, a recompute).
@@ -84,11 +94,14 @@ cdef class DictRows:
         if not (n <= self.width and (n == self.width or loop.s.k == 1)):
             raise ValueError(f"DictRows of {n} columns on a loop {self.width} wide.")
         self.vectors = np.empty(loop._vectors_size())
-        self.fresh, self.work, self.start_n = [], 0, -1
+        self.fresh, self.work, self.start_n = None, 0, -1
         if checked:
             self.start_row = np.zeros(max(self.width, 1))
             calls.start, calls.has_start = self.start_row, True
         self._reserve(8)
+        self.index_array = np.empty(self.size, np.int32)
+        self.indices = self.index_array
+        self.values = np.empty(self.size)
         # (The save's copy, sized for every column theta holds before n is set.)
         loop.saved = None
         loop.save()
@@ -97,11 +110,12 @@ cdef class DictRows:
     def __dealloc__(self):
         free(self.entries)
 
-    def _reserve(self, Py_ssize_t size):
+    cdef int _reserve(self, Py_ssize_t size) except -1:
+        """Make the row scratch hold ``size`` entries."""
+        if size <= self.size:
+            return 0
         import numpy as np
 
-        if size <= self.size:
-            return
         size = max(size, 2 * self.size)
         entries = <DictEntry*>malloc(size * sizeof(DictEntry))
         if entries == NULL:
@@ -111,6 +125,7 @@ cdef class DictRows:
         self.index_array = np.empty(size, np.int32)
         self.indices = self.index_array
         self.values = np.empty(size)
+        return 0
 
     def recompute(self):
         """The terms, shifts and normalizers computed afresh from theta (a loop
@@ -127,6 +142,8 @@ cdef class DictRows:
         cdef double value
         cdef object column
         cdef DictEntry entry
+        if learning:
+            self.fresh = None
         self._reserve(len(x))
         for name, item in x.items():
             try:
@@ -140,11 +157,13 @@ cdef class DictRows:
             column = columns.get(name)
             if column is None:
                 if learning:
+                    if self.fresh is None:
+                        self.fresh = []
                     self.fresh.append(name)
                 continue
             self.entries[nnz].column, self.entries[nnz].value = column, value
             nnz += 1
-        if self.fresh:
+        if learning and self.fresh is not None:
             return DICT_NEW_NAMES
         if nnz > DICT_SHORT_ROW:
             qsort(self.entries, nnz, sizeof(DictEntry), _entry_order)
@@ -271,14 +290,35 @@ cdef class DictRows:
               double initial_loss, double weight=1.0, Py_ssize_t first=-1):
         """One trial on the dict ``x`` (OneRow.learn's arguments and result), its
         names at their ``columns``; those from ``first`` on are new to the model
-        (-1: none). A DICT_ code for a row that has a name without a column or a
-        value that is not a finite number; None where the trial is not taken (the
-        loop as it was)."""
-        self.fresh = []
-        cdef Py_ssize_t nnz = self._gather(x, columns, True)
+        (-1: none).
+
+        Names without a column take the next ones (in canonical order) where theta
+        has spare columns for them (one output), and keep them if the trial is
+        taken. Else a DICT_ code: DICT_NEW_NAMES for names that need a wider
+        theta, or for a value that is not a finite number. None where the trial is
+        not taken, the loop and ``columns`` as they were (``fresh`` then holds the
+        row's new names, if any).
+        """
+        cdef Py_ssize_t nnz = self._gather(x, columns, True), n = len(columns)
+        cdef Py_ssize_t q
+        if nnz == DICT_NEW_NAMES:
+            names = canonical_order(self.fresh)
+            if self.loop.s.k != 1 or n + len(names) > self.width:
+                return nnz
+            for q in range(len(names)):
+                columns[names[q]] = n + q
+            first = n
+            nnz = self._gather(x, columns, True)
+            n = len(columns)
+            sums = self._run(nnz, first, n, y, eta, intercept_eta, t,
+                             cumulative_loss, initial_loss, weight)
+            if sums is None:
+                for name in names:
+                    del columns[name]
+                self.fresh = names
+            return sums
         if nnz < 0:
             return nnz
-        n = len(columns)
         return self._run(nnz, n if first < 0 else first, n, y, eta, intercept_eta,
                          t, cumulative_loss, initial_loss, weight)
 
@@ -310,19 +350,24 @@ cdef class DictRows:
 
     def activations(self, dict x, dict columns, bint outputs=False):
         """OneRow's activations of the dict ``x`` (names without a column count 0),
-        in O(keys): a (1, k) array, None where OneRow gives None, or a DICT_ code
-        for a value that is not a finite number."""
-        self.fresh = []
+        in O(keys): a (1, k) array, or for one output its value (a float); None
+        where OneRow gives None; a DICT_ code for a value that is not a finite
+        number."""
         cdef Py_ssize_t nnz = self._gather(x, columns, False)
+        cdef double a
         if nnz < 0:
             return nnz
-        return self.calls._activations(&self.values[0], &self.indices[0], nnz,
-                                       outputs)
+        if self.loop.s.k > 1:
+            return self.calls._activations(&self.values[0], &self.indices[0], nnz,
+                                           outputs)
+        if self.calls._activations_into(&self.values[0], &self.indices[0], nnz,
+                                        outputs, &a):
+            return a
+        return None
 
     def row(self, dict x, dict columns):
         """``(columns, values)`` of the dict ``x`` (its names with a column, sorted),
         as arrays; a DICT_ code as :meth:`activations` gives one."""
-        self.fresh = []
         cdef Py_ssize_t nnz = self._gather(x, columns, False)
         if nnz < 0:
             return nnz

@@ -92,40 +92,47 @@ cdef class OneRow:
                              Py_ssize_t nnz, bint outputs):
         import numpy as np
 
+        out = np.empty((1, self.loop.s.k))
+        cdef double[:, ::1] A = out
+        return out if self._activations_into(x, columns, nnz, outputs, &A[0, 0]) \
+            else None
+
+    cdef bint _activations_into(self, const double* x, const int32_t* columns,
+                                Py_ssize_t nnz, bint outputs, double* A) noexcept:
+        """The activations of :meth:`activations` into A (k values); False where it
+        gives None."""
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
         cdef Py_ssize_t j, q, c
         cdef double dot, top = -INFINITY, total = 0.0
         if loop.running or s.theta_t != NULL or (outputs and s.phi == PHI_SIGN):
-            return None
-        out = np.empty((1, s.k))
-        cdef double[:, ::1] A = out
+            return False
         for j in range(s.k):
             dot = 0.0
             for q in range(nnz):
                 c = j * s.n + (q if columns == NULL else columns[q])
                 dot += _unscaled_weight(s, s.num[c], s.den[c]) * x[q]
-            A[0, j] = s.scale[j] * dot + s.intercept[j]
-            if not isfinite(A[0, j]):
-                return None
+            A[j] = s.scale[j] * dot + s.intercept[j]
+            if not isfinite(A[j]):
+                return False
         if not outputs:
-            return out
+            return True
         # phi(a), a clipped to [phi^-1(-Y), phi^-1(Y)] (GA^Y, KW01 §4).
         for j in range(s.k):
-            A[0, j] = fmin(fmax(A[0, j], s.clip_low), s.clip_high)
-            top = fmax(top, A[0, j])
+            A[j] = fmin(fmax(A[j], s.clip_low), s.clip_high)
+            top = fmax(top, A[j])
         for j in range(s.k):
             if s.phi == PHI_SOFTMAX:
-                A[0, j] = exp(A[0, j] - top)
-                total += A[0, j]
+                A[j] = exp(A[j] - top)
+                total += A[j]
             else:
-                A[0, j] = _phi_value(s.phi, A[0, j])
-                if not isfinite(A[0, j]):
-                    return None  # (exp overflowed)
+                A[j] = _phi_value(s.phi, A[j])
+                if not isfinite(A[j]):
+                    return False  # (exp overflowed)
         if s.phi == PHI_SOFTMAX:
             for j in range(s.k):
-                A[0, j] /= total
-        return out
+                A[j] /= total
+        return True
 
     def learn(self, const double[:, ::1] X, const double[::1] y, double eta,
               double intercept_eta, Py_ssize_t t, double cumulative_loss,
