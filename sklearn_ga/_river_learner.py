@@ -147,6 +147,7 @@ class _Learner:
         calls and dict rows of ``n`` columns (by default every feature's), and the
         buffer of a row's targets."""
         n = len(self._features) if n is None else n
+        previous = self.__dict__.get("_rows")
         self._loop = self._trial_loop(terms, n)
         # (A row's targets, encoded before the loop may be built again for its
         # features: kept for as many outputs.)
@@ -160,6 +161,8 @@ class _Learner:
         calls = OneRow(self._loop, None, RUNAWAY_RATIO if checked else 0.0, math.inf,
                        0.0, 0)
         self._rows = DictRows(calls, n, self._theta_start, checked)
+        # (The work of the calls so far, and of building the loop: O(k width).)
+        self._rows.work += self._theta.size + (previous.work if previous else 0)
         if terms is None and self._theta.shape[1] > n:
             self._rows.recompute()  # (the spare columns left out of the normalizers)
         self._rates = self._loop.rates
@@ -239,7 +242,8 @@ class _Learner:
         try:
             finite = math.isfinite(w)
         except (TypeError, ValueError, OverflowError):
-            raise TypeError(f"The sample weight w must be a number; got {w!r}.") from None
+            raise TypeError(
+                f"The sample weight w must be a number; got {w!r}.") from None
         if not (finite and w >= 0):
             raise ValueError(f"The sample weight w must be finite and >= 0; got {w!r}.")
         return float(w)
@@ -463,8 +467,8 @@ class _Learner:
             start = 0
             while start < len(targets):
                 if self._multiclass and targets[start] not in self._classes:
-                    self._learn_new_class(dict(zip(names, values[start].tolist())),
-                                          targets[start], weights[start])
+                    x = dict(zip(names, values[start].tolist(), strict=True))
+                    self._learn_new_class(x, targets[start], weights[start])
                     start += 1
                     fresh = []
                     continue
@@ -506,8 +510,8 @@ class _Learner:
             done += trials
             if done < m:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]
-                self._learn_general(dict(zip(names, values[done].tolist())),
-                                    weights[done],
+                x = dict(zip(names, values[done].tolist(), strict=True))
+                self._learn_general(x, weights[done],
                                     None if done or first < 0 else first)
                 done += 1
 
