@@ -16,6 +16,7 @@ from ._codes import Status
 from ._kernel import DictCode, DictRows, OneRow
 from ._kernel import canonical_order as _canonical
 from ._passes import RUNAWAY_RATIO, initial_model_loss, may_run_away, runaway
+from ._phi import PHI
 from ._psi import PSI
 
 # One output's theta starts with this many columns, doubled when full.
@@ -131,6 +132,7 @@ class _Learner:
         self._clip = (low, high) if self.Y is not None else None
         self._theta_start = PSI[settings._loop_psi()].start
         self._rowwise = self._multiclass
+        self._low_target = PHI[self.phi].low
         self._classes = [] if self._multiclass else list(self._binary_classes)
         self._features = {}
         # One output for binary labels; for softmax one per class, the first kept
@@ -343,14 +345,17 @@ class _Learner:
             w = self._sample_weight(w)
         if self._rowwise and y not in self._classes:
             return self._learn_new_class(x, y, w)
-        self._encode(y, self._target)
+        target = self._target
+        self._encode(y, target)
+        if not self._rowwise:
+            target = target.item(0)  # (one output: its float, read without a view)
         rows = self._rows
         if rows is None:  # (softmax of one class: nothing to learn but the features)
             self._check_row(x)
             self._take_in(_canonical(name for name in x if name not in self._features))
             self._count(1, 0.0)
             return
-        sums = rows.learn(x, self._features, self._target, *self._rates, self.t_,
+        sums = rows.learn(x, self._features, target, *self._rates, self.t_,
                           self.cumulative_loss_, self._initial_loss_sum, w)
         if type(sums) is tuple:
             self.t_ += 1
@@ -371,7 +376,8 @@ class _Learner:
         saved = self.__dict__.copy()
         try:
             first = self._take_in(names)
-            sums = self._rows.learn(x, self._features, self._target, *self._rates,
+            target = self._target if self._rowwise else self._target.item(0)
+            sums = self._rows.learn(x, self._features, target, *self._rates,
                                     self.t_, self.cumulative_loss_,
                                     self._initial_loss_sum, w, first)
             if type(sums) is tuple:

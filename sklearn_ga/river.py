@@ -306,7 +306,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
                 f"labels False and True (or 0 and 1); got {y!r}. Use phi='softmax' "
                 "for other labels or more classes."
             ) from None
-        row[0] = code or PHI[self.phi].low  # (0, or -1 for tanh and sign)
+        row[0] = 1.0 if code else self._low_target  # (0, or -1 for tanh and sign)
 
     def predict_proba_one(self, x):
         """Probabilities of the classes for the features ``x`` (dict).

@@ -72,6 +72,9 @@ cdef class DictRows:
     cdef DictEntry* entries
     cdef Py_ssize_t size
     cdef object index_array
+    cdef object journal_array  # the row's columns as intp, for the save's journal
+    cdef Py_ssize_t[::1] journal_columns
+    cdef double[::1] target    # the row's targets (k)
     cdef int32_t[::1] indices
     cdef double[::1] values
     cdef double[::1] vectors  # the per-row buffers before _extend, to undo it
@@ -101,7 +104,10 @@ cdef class DictRows:
         self._reserve(8)
         self.index_array = np.empty(self.size, np.int32)
         self.indices = self.index_array
+        self.journal_array = np.empty(self.size, np.intp)
+        self.journal_columns = self.journal_array
         self.values = np.empty(self.size)
+        self.target = np.zeros(loop.s.k)
         # (The save's copy, sized for every column theta holds before n is set.)
         loop.saved = None
         loop.save()
@@ -124,6 +130,8 @@ cdef class DictRows:
         self.entries, self.size = entries, size
         self.index_array = np.empty(size, np.int32)
         self.indices = self.index_array
+        self.journal_array = np.empty(size, np.intp)
+        self.journal_columns = self.journal_array
         self.values = np.empty(size)
         return 0
 
@@ -273,8 +281,11 @@ cdef class DictRows:
             start_weight = self._start_weight(n)
             for q in range(nnz):
                 self.start_row[self.indices[q]] = start_weight
+        # (The save's journal copies its columns: as intp, it copies without a cast.)
+        for q in range(nnz):
+            self.journal_columns[q] = self.indices[q]
         sums = self.calls._learn(&self.values[0], &self.indices[0], nnz, False,
-                                 self.index_array[:nnz], y, eta, intercept_eta, t,
+                                 self.journal_array[:nnz], y, eta, intercept_eta, t,
                                  cumulative_loss, initial_loss, weight)
         # (A save that copies whole rows, and a recompute of every row: O(k n).)
         self.work += s.k * (nnz + (s.n if loop.journal is None else 0))
@@ -285,12 +296,13 @@ cdef class DictRows:
             self.work += s.k * s.n
         return sums
 
-    def learn(self, dict x, dict columns, const double[::1] y, double eta,
-              double intercept_eta, Py_ssize_t t, double cumulative_loss,
-              double initial_loss, double weight=1.0, Py_ssize_t first=-1):
+    def learn(self, dict x, dict columns, y, double eta, double intercept_eta,
+              Py_ssize_t t, double cumulative_loss, double initial_loss,
+              double weight=1.0, Py_ssize_t first=-1):
         """One trial on the dict ``x`` (OneRow.learn's arguments and result), its
         names at their ``columns``; those from ``first`` on are new to the model
-        (-1: none).
+        (-1: none). ``y``: the target of one output (a float), or the targets of
+        several (an array).
 
         Names without a column take the next ones (in canonical order) where theta
         has spare columns for them (one output), and keep them if the trial is
@@ -301,6 +313,16 @@ cdef class DictRows:
         """
         cdef Py_ssize_t nnz = self._gather(x, columns, True), n = len(columns)
         cdef Py_ssize_t q
+        cdef const double[::1] targets
+        if self.loop.s.k == 1:
+            self.target[0] = y
+        else:
+            targets = y
+            if targets.shape[0] != self.loop.s.k:
+                raise ValueError(f"DictRows of {self.loop.s.k} outputs got "
+                                 f"{targets.shape[0]} targets.")
+            for q in range(targets.shape[0]):
+                self.target[q] = targets[q]
         if nnz == DICT_NEW_NAMES:
             names = canonical_order(self.fresh)
             if self.loop.s.k != 1 or n + len(names) > self.width:
@@ -310,7 +332,7 @@ cdef class DictRows:
             first = n
             nnz = self._gather(x, columns, True)
             n = len(columns)
-            sums = self._run(nnz, first, n, y, eta, intercept_eta, t,
+            sums = self._run(nnz, first, n, self.target, eta, intercept_eta, t,
                              cumulative_loss, initial_loss, weight)
             if sums is None:
                 for name in names:
@@ -319,8 +341,8 @@ cdef class DictRows:
             return sums
         if nnz < 0:
             return nnz
-        return self._run(nnz, n if first < 0 else first, n, y, eta, intercept_eta,
-                         t, cumulative_loss, initial_loss, weight)
+        return self._run(nnz, n if first < 0 else first, n, self.target, eta,
+                         intercept_eta, t, cumulative_loss, initial_loss, weight)
 
     def learn_rows(self, const double[:, ::1] X, const int32_t[::1] columns,
                    const double[:, ::1] Y, const double[::1] weights, double eta,
