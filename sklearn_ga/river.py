@@ -1,25 +1,28 @@
 """River learners: GA(psi, phi, Theta, eta) on streams of dicts.
 
 :class:`GARegressor` and :class:`GAClassifier` of this module are `River
-<https://riverml.xyz>`_ estimators: ``learn_one`` / ``predict_one`` on one dict of
-features at a time, ``learn_many`` / ``predict_many`` on pandas DataFrames, so that
-they fit in River's pipelines, ``evaluate.progressive_val_score`` and model
-selection. They run the compiled trial loop of :class:`sklearn_ga.GARegressor`
-and take the same parameters: a row of features the model holds is learned, or
-predicted, in one compiled call (the dict's values gathered into a row kept
-between calls), any other through the general code, which grows the model or
-says what is wrong.
-River is an optional dependency: ``pip install sklearn-ga[river]``.
+<https://riverml.xyz>`_ estimators: ``learn_one`` / ``predict_one`` on one dict
+(any mapping) of features at a time, ``learn_many`` / ``predict_many`` on the
+DataFrames River takes (pandas, polars: read through narwhals, which River
+depends on), so that they fit in River's pipelines,
+``evaluate.progressive_val_score`` and model selection. They run the compiled
+trial loop of :class:`sklearn_ga.GARegressor` and take the same parameters. A
+row costs O(its keys), whatever the number of features seen: its names map to
+columns, and it runs as (columns, values) through the loop's CSR trial in one
+compiled call (:class:`~sklearn_ga._kernel.DictRows`); predictions read the
+weights of its columns only. River is an optional dependency, and the only one
+of ``pip install sklearn-ga[river]``.
 
 A feature enters the model when a learned row first brings it (columns in the
-order the features appeared), its parameter at Theta_1's value: 0, or 1 for
-``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
+order the features appeared; one output's theta keeps spare columns, doubled when
+full, so that a new feature costs O(1) amortized), its parameter at Theta_1's
+value: 0, or 1 for ``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
 not hold, and a feature missing from a row is 0 in that row. For the
 unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
 normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
 one that would have held the feature from the start. A normalized psi shares a
-fixed total among the features, so a new one takes its share from the others:
-for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
+fixed total among the features, so a new one takes its share from the others,
+its term added to each row's normalizer Z in O(1): for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
 weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
 ``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
 ``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
