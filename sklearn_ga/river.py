@@ -16,19 +16,19 @@ of ``pip install sklearn-ga[river]``.
 A feature enters the model when a learned row first brings it (columns in the
 order the features appeared; one output's theta keeps spare columns, doubled when
 full, so that a new feature costs O(1) amortized), its parameter at Theta_1's
-value: 0, or 1 for ``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
-not hold, and a feature missing from a row is 0 in that row. For the
-unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
-normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
-one that would have held the feature from the start. A normalized psi shares a
-fixed total among the features, so a new one takes its share from the others,
-its term added to each row's normalizer Z in O(1): for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
-weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
-``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
-``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
-(``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
-joins the norm of theta, the weights staying on the sphere of radius ``U`` and
-on the simplex.
+value: 0, or 1 for ``"sphere"`` and ``"simplex"``. Predictions ignore the
+features the model does not hold, and a feature missing from a row is 0 in that
+row. For the unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``,
+whose normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model
+is the one that would have held the feature from the start. A normalized psi
+shares a fixed total among the features, so a new one takes its share from the
+others, its term added to each row's normalizer Z in O(1): for ``"softmax"`` it
+adds ``e^0`` to Z (in Z's units), each weight held shrinks by the factor
+``Z / (Z + 1)`` and the new one starts at ``1 / (Z + 1)``, the weights staying
+on the simplex; for ``"eg_pm"`` it adds ``e^0 + e^-0 = 2`` at weight 0, each
+weight held shrinking by ``Z / (Z + 2)`` (``||w||_1 <= U`` still); for
+``"sphere"`` and ``"simplex"`` its parameter 1 joins the norm of theta, the
+weights staying on the sphere of radius ``U`` and on the simplex.
 """
 
 try:
