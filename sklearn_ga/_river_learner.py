@@ -343,12 +343,13 @@ class _Learner:
             x = _as_dict(x)
         if w != 1.0:
             w = self._sample_weight(w)
-        if self._rowwise and y not in self._classes:
-            return self._learn_new_class(x, y, w)
-        target = self._target
-        self._encode(y, target)
-        if not self._rowwise:
-            target = target.item(0)  # (one output: its float, read without a view)
+        if self._rowwise:
+            if y not in self._classes:
+                return self._learn_new_class(x, y, w)
+            target = self._target
+            self._encode(y, target)
+        else:
+            target = self._target_value(y)  # (one output: a float, without a view)
         rows = self._rows
         if rows is None:  # (softmax of one class: nothing to learn but the features)
             self._check_row(x)
@@ -360,7 +361,10 @@ class _Learner:
         if type(sums) is tuple:
             self.t_ += 1
             self.cumulative_loss_, self._initial_loss_sum, _ = sums
-        elif sums is None and not rows.fresh:
+            return
+        if not self._rowwise:
+            self._target[0] = target  # (the general path reads it there)
+        if sums is None and not rows.fresh:
             self._learn_general(x, w)
         elif sums is None or sums == DictCode.DICT_NEW_NAMES:
             self._learn_fresh(x, w, _canonical(rows.fresh))

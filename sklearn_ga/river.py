@@ -158,6 +158,10 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
             )
 
     def _encode(self, y, row):
+        row[0] = self._target_value(y)
+
+    def _target_value(self, y):
+        """The target y as a float, in the range of phi."""
         # (As the features: a number, not a string that reads as one.)
         try:
             math.isfinite(y)
@@ -173,7 +177,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
                 f"{target!r}. Rescale y into that range or choose another phi "
                 "(phi='identity' accepts any finite target)."
             )
-        row[0] = target
+        return target
 
     def predict_one(self, x):
         """``phi(psi(theta) . x + b)`` for the features ``x`` (dict).
@@ -304,6 +308,11 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
             if len(self._classes) > 1:
                 row[self._classes.index(y)] = 1.0
             return
+        row[0] = self._target_value(y)
+
+    def _target_value(self, y):
+        """The target of a binary label: 1 for True, 0 (-1 for tanh and sign) for
+        False."""
         try:
             code = _BINARY_CODES[y]
         except (KeyError, TypeError):
@@ -312,7 +321,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
                 f"labels False and True (or 0 and 1); got {y!r}. Use phi='softmax' "
                 "for other labels or more classes."
             ) from None
-        row[0] = 1.0 if code else self._low_target  # (0, or -1 for tanh and sign)
+        return 1.0 if code else self._low_target
 
     def predict_proba_one(self, x):
         """Probabilities of the classes for the features ``x`` (dict).
