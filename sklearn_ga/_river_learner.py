@@ -371,10 +371,6 @@ class _Learner:
         else:
             raise self._refused(sums, *rows.bad)
 
-    def _learned(self, trials, sums):
-        self.t_ += trials
-        self.cumulative_loss_, self._initial_loss_sum = sums[0], sums[1]
-
     def _learn_fresh(self, x, w, names):
         """``learn_one`` of a row that brings the new features ``names``."""
         saved = self.__dict__.copy()
@@ -385,7 +381,8 @@ class _Learner:
                                     self.t_, self.cumulative_loss_,
                                     self._initial_loss_sum, w, first)
             if type(sums) is tuple:
-                self._learned(1, sums)
+                self.t_ += 1
+                self.cumulative_loss_, self._initial_loss_sum, _ = sums
             else:
                 self._learn_general(x, w, first)
         except BaseException:
@@ -512,11 +509,12 @@ class _Learner:
         columns = np.array([self._features[name] for name in names], np.int32)
         done = 0
         while done < m:
-            trials, *sums = self._rows.learn_rows(
+            trials, total, initial = self._rows.learn_rows(
                 values[done:], columns, Y[done:], weights[done:], *self._rates,
                 self.t_, self.cumulative_loss_, self._initial_loss_sum,
                 len(self._features), first if done == 0 else -1)
-            self._learned(trials, sums)
+            self.t_ += trials
+            self.cumulative_loss_, self._initial_loss_sum = total, initial
             done += trials
             if done < m:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]
