@@ -358,7 +358,9 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         """
         if not self._classes:
             return None
-        return self._classes[self._codes(self._activations_one(x))]
+        A = self._activations_one(x)
+        # (Binary: a float, a > 0 is True, as sklearn_ga.GAClassifier decides.)
+        return self._classes[A > 0 if type(A) is float else self._codes(A)]
 
     def predict_proba_many(self, X):
         """:meth:`predict_proba_one` of each row of ``X``.
@@ -415,13 +417,12 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return [self._classes[code] for code in self._codes(A).tolist()]
 
     def _codes(self, A):
-        """The class codes of activations A (m, k), or the code of one row (k,; a
-        float for binary labels).
-        (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)"""
+        """The class codes of activations A (m, k), or of one row's (k,) for
+        phi='softmax'. (Binary: a > 0 is True, as sklearn_ga.GAClassifier
+        decides.)"""
         if self._rowwise:
             return A.argmax(axis=-1)
-        # (One row's activation is a float: a Python bool, without NumPy's cost.)
-        return A > 0 if type(A) is float else A[:, 0] > 0
+        return A[:, 0] > 0
 
     @classmethod
     def _unit_test_params(cls):
