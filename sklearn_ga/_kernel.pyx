@@ -16,7 +16,7 @@ prediction, loss or parameter) as a status with the trial index.
 """
 
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 from libc.math cimport (exp, expm1, log, log1p, fabs, fmin, fmax, tanh, atan, cos, sin,
                         sqrt, pow, ldexp, ilogb, isfinite, INFINITY, NAN)
@@ -33,4 +33,5 @@ include "_src/trial.pxi"
 include "_src/trial_loop.pxi"
 include "_src/bounds.pxi"
 include "_src/one_row.pxi"
+include "_src/dict_rows.pxi"
 include "_src/lockstep.pxi"

@@ -1,40 +1,94 @@
 """What the River learners of :mod:`sklearn_ga.river` share: the features and
 classes that the stream brought, the parameters Theta (k x n) and b, the compiled
-loop over them and its one-row calls, ``learn_one``, ``learn_many``, the
-predictions' activations and River's test parameters. (River itself is imported by
+loop over them and its dict rows (:class:`~sklearn_ga._kernel.DictRows`, O(keys) a
+row), ``learn_one``, ``learn_many``, the predictions' activations, the checks of
+every input and River's test parameters. (River itself is imported by
 :mod:`sklearn_ga.river`, which names the extra to install.)"""
 
 import math
 
+import narwhals.stable.v2 as nw
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 
 from ._codes import Status
-from ._kernel import OneRow
-from ._passes import (
-    RUNAWAY_RATIO,
-    _start_weights,
-    initial_model_loss,
-    may_run_away,
-    runaway,
-)
+from ._kernel import DictCode, DictRows, OneRow
+from ._kernel import canonical_order as _canonical
+from ._passes import RUNAWAY_RATIO, initial_model_loss, may_run_away, runaway
+from ._phi import PHI
 from ._psi import PSI
 
+# One output's theta starts with this many columns, doubled when full.
+_FIRST_WIDTH = 8
 
-def _canonical(names):
-    """The features that one row brings, in an order that does not depend on the
-    order of its dict: sorted (by repr, where the names do not compare), so that the
-    columns, and the order of every sum, are the same for any order of the keys."""
+
+def _as_dict(x):
+    """The features x as a dict: any Mapping (or object with ``items``, as a pandas
+    Series), read once."""
+    if type(x) is dict:
+        return x
+    items = getattr(x, "items", None)
+    if items is None or isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"x must be a mapping of feature names to numbers (a dict); got a "
+            f"{type(x).__name__}."
+        )
+    return dict(items())
+
+
+def frame_values(X, learner):
+    """``(names, values)`` of a frame that River takes (pandas, polars, ...: read
+    through narwhals, a dependency of River): its column names and its values as a
+    C-contiguous float64 array; a clear error for a column that is not numeric or
+    holds a missing or infinite value."""
     try:
-        return sorted(names)
+        frame = nw.from_native(X, eager_only=True)
+    except nw.exceptions.DuplicateError:
+        raise ValueError("X has columns of the same name; name each feature once.") \
+            from None
     except TypeError:
-        return sorted(names, key=repr)
+        raise TypeError(
+            f"X must be a DataFrame (pandas, polars, ...); got a {type(X).__name__}."
+        ) from None
+    names = list(frame.columns)
+    for name, dtype in frame.schema.items():
+        if not (dtype.is_numeric() or dtype == nw.Boolean):
+            raise ValueError(
+                f"{learner} takes numbers, but column {name!r} of X is of type "
+                f"{dtype}. Encode it first (e.g. with River's "
+                "preprocessing.OneHotEncoder); the model was left as it was."
+            )
+    values = np.ascontiguousarray(frame.to_numpy(), dtype=np.float64)
+    finite = np.isfinite(values).all(axis=0)
+    if not finite.all():
+        raise ValueError(
+            "Input X contains NaN or infinity (or a missing value) in column "
+            f"{names[int(np.argmin(finite))]!r}; {learner} needs finite feature "
+            "values. The model was left as it was."
+        )
+    return names, values
+
+
+def series_values(y):
+    """The values of a Series that River takes (or of any sequence), as a list."""
+    try:
+        return nw.from_native(y, series_only=True).to_list()
+    except TypeError:
+        return list(y)
+
+
+def _missing(label):
+    """Whether a label is a missing value: None, or a float NaN (a missing label
+    read from a file)."""
+    return label is None or (isinstance(label, (float, np.floating))
+                             and label != label)
 
 
 class _Learner:
     """What the two learners share: the features and classes that the stream brought,
-    the parameters Theta (k x n) and b, the compiled loop over them and its one-row
-    buffers; the parameters of both, ``learn_one``, ``learn_many`` and River's test
+    the parameters Theta (k x n) and b, the compiled loop over them and its dict
+    rows; the parameters of both, ``learn_one``, ``learn_many`` and River's test
     parameters."""
 
     # The scikit-learn estimator that checks the parameters, builds the loop and
@@ -76,42 +130,46 @@ class _Learner:
         self._settings = settings
         self._intercept_only = clone(settings).set_params(psi="identity")
         self._clip = (low, high) if self.Y is not None else None
+        self._theta_start = PSI[settings._loop_psi()].start
+        self._rowwise = self._multiclass
+        self._low_target = PHI[self.phi].low
         self._classes = [] if self._multiclass else list(self._binary_classes)
         self._features = {}
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
         self._intercept = np.zeros(1)
-        self._buffers(None)
+        self._build(None)
         self.t_ = 0
         self.cumulative_loss_ = 0.0
         self._initial_loss_sum = 0.0
 
-    def _buffers(self, terms):
-        """The loop on the parameters (from ``terms`` if given) and the buffers of
-        one row, its target and its sample weight."""
-        k, n = self._theta.shape
-        self._loop = self._trial_loop(self._theta, self._intercept, terms)
-        # The row's features at their columns, and at column n those the model does
-        # not hold (at weight 0), for predictions; the loop reads the first n.
-        self._row = np.zeros((1, n + 1))
-        self._x = self._row[:, :n]
-        self._target = np.zeros((1, k))
-        self._weight = np.ones(1)
-        self._order = np.zeros(1, np.intp)
-        self._coef = None
-        # The one-row calls of the loop (learn_one, predict_one), in one compiled
-        # call each where they succeed.
-        self._calls = None
-        if self._loop is not None:
-            checked = may_run_away(self.psi, self.phi)
-            start = (_start_weights(self.psi, n, float(self.U), float(self.p))
-                     if checked and n else None)
-            self._calls = OneRow(self._loop, start, RUNAWAY_RATIO if checked else 0.0,
-                                 math.inf, 0.0, 0)
-            self._rates = self._loop.rates
+    def _build(self, terms, n=None):
+        """The loop on the parameters (continuing ``terms`` if given), its one-row
+        calls and dict rows of ``n`` columns (by default every feature's), and the
+        buffer of a row's targets."""
+        n = len(self._features) if n is None else n
+        previous = self.__dict__.get("_rows")
+        self._loop = self._trial_loop(terms, n)
+        # (A row's targets, encoded before the loop may be built again for its
+        # features: kept for as many outputs.)
+        target = self.__dict__.get("_target")
+        if target is None or target.shape[0] != self._theta.shape[0]:
+            self._target = np.zeros(self._theta.shape[0])
+        self._rows = None
+        if self._loop is None:
+            return
+        checked = may_run_away(self.psi, self.phi)
+        calls = OneRow(self._loop, None, RUNAWAY_RATIO if checked else 0.0, math.inf,
+                       0.0, 0)
+        self._rows = DictRows(calls, n, self._theta_start, checked)
+        # (The work of the calls so far, and of building the loop: O(k width).)
+        self._rows.work += self._theta.size + (previous.work if previous else 0)
+        if terms is None and self._theta.shape[1] > n:
+            self._rows.recompute()  # (the spare columns left out of the normalizers)
+        self._rates = self._loop.rates
 
-    def _trial_loop(self, theta, intercept, terms=None):
+    def _trial_loop(self, terms, n):
         """The compiled loop over (theta, intercept), or None where no trial changes
         anything: phi='softmax' with fewer than two classes predicts probability 1,
         a step of 0."""
@@ -120,69 +178,150 @@ class _Learner:
         # Without features the weights are empty and psi plays no part (a normalized
         # psi would divide by an empty normalizer): the intercept learns as it does
         # beside any psi.
-        settings = self._settings if theta.shape[1] else self._intercept_only
-        return settings._trial_loop(theta, intercept, float(self.eta), terms=terms)
+        theta = self._theta if n else self._theta[:, :0].copy()
+        if not n:
+            self._theta = theta
+        settings = self._settings if n else self._intercept_only
+        return settings._trial_loop(theta, self._intercept, float(self.eta),
+                                    terms=terms)
 
     # -- pickling: the loop is built again from its terms --------------------------
 
     def __getstate__(self):
+        n = len(self._features)
         state = {name: value for name, value in self.__dict__.items()
-                 if name not in ("_loop", "_row", "_x", "_target", "_weight",
-                                 "_order", "_coef", "_calls", "_rates")}
-        state["_terms"] = None if self._loop is None else self._loop.terms()
+                 if name not in ("_loop", "_rows", "_target", "_rates")}
+        # (Only the columns held: the spare ones are scratch.)
+        state["_theta"] = self._theta[:, :n].copy()
+        state["_terms"] = None
+        if self._loop is not None:
+            num, den, *rest = self._loop.terms()
+            state["_terms"] = (None if num is None else num[:, :n].copy(),
+                               None if den is None else den[:, :n].copy(), *rest)
         return state
 
     def __setstate__(self, state):
         terms = state.pop("_terms")
         self.__dict__.update(state)
-        self._buffers(terms)
+        self._build(terms)
 
     # -- inputs --------------------------------------------------------------------
 
-    def _values(self, items):
-        """The values of dict items, as float64; a clear error for one that is not a
-        number."""
-        try:
-            return np.fromiter(items.values(), np.float64, len(items))
-        except (TypeError, ValueError):
-            for name, value in items.items():
-                try:
-                    float(value)
-                except (TypeError, ValueError):
-                    raise ValueError(
-                        f"{type(self).__name__} takes numbers, but feature {name!r} "
-                        f"is {value!r}. Encode other features first (e.g. with River's "
-                        "preprocessing.OneHotEncoder)."
-                    ) from None
-            raise
+    def _refused(self, code, name, value):
+        """The error of a feature value that DictRows refused (its ``code``)."""
+        learner = type(self).__name__
+        if code == DictCode.DICT_NOT_FINITE:
+            return ValueError(
+                f"Input x contains NaN or infinity: feature {name!r} is {value!r}; "
+                f"{learner} needs finite feature values. The model was left as it "
+                "was."
+            )
+        if isinstance(value, int):
+            return ValueError(
+                f"Feature {name!r} is an int beyond the range of a float64; "
+                f"{learner} computes in float64. The model was left as it was."
+            )
+        kind = ValueError if isinstance(value, (str, bytes)) else TypeError
+        return kind(
+            f"{learner} takes numbers, but feature {name!r} is {value!r} (a "
+            f"{type(value).__name__}). Encode other features first (e.g. with "
+            "River's preprocessing.OneHotEncoder); a string is not read as a "
+            "number, as River's linear models do not read one. The model was left "
+            "as it was."
+        )
 
-    def _check_finite(self, values):
-        if not np.all(np.isfinite(values)):
+    def _check_row(self, x):
+        """Check the values of x as DictRows does (where the model has none)."""
+        for name, value in x.items():
+            try:
+                finite = math.isfinite(value)
+            except (TypeError, ValueError, OverflowError):
+                raise self._refused(DictCode.DICT_BAD_VALUE, name, value) from None
+            if not finite:
+                raise self._refused(DictCode.DICT_NOT_FINITE, name, value)
+
+    def _sample_weight(self, w):
+        try:
+            finite = math.isfinite(w)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(
+                f"The sample weight w must be a number; got {w!r}.") from None
+        if not (finite and w >= 0):
+            raise ValueError(f"The sample weight w must be finite and >= 0; got {w!r}.")
+        return float(w)
+
+    def _check_label(self, y):
+        """A label of a softmax classifier: hashable and not missing."""
+        try:
+            hash(y)
+        except TypeError:
+            raise ValueError(f"A label must be hashable; got {y!r}.") from None
+        if _missing(y):
             raise ValueError(
-                f"Input x contains NaN or infinity; {type(self).__name__} needs finite "
-                "feature values. The model was left as it was."
+                f"The label is {y!r}, a missing label: learn rows of known labels "
+                "only. The model was left as it was."
             )
 
-    def _grown(self, names, labels):
-        """``(features, theta, intercept)`` of the model once it holds the features
-        ``names`` and the classes ``labels`` (new ones last, in order), without
-        changing it; None if it holds them all."""
-        new_names = _canonical([name for name in names if name not in self._features])
-        new_labels = [label for label in dict.fromkeys(labels)
-                      if label not in self._classes]
-        if not new_names and not new_labels:
+    # -- growing the model ---------------------------------------------------------
+
+    def _take_in(self, names):
+        """Columns for the new feature ``names`` (in this order), after those held:
+        one output's theta keeps spare columns, doubled when full (a new feature
+        costs O(1) amortized); several outputs' are widened to fit, their loop
+        continuing the current one's terms. Returns the first new column."""
+        features, first = self._features, len(self._features)
+        for offset, name in enumerate(names):
+            features[name] = first + offset
+        k, width = self._theta.shape
+        n = len(features)
+        if self._loop is not None and first and (n <= width if k == 1 else False):
+            return first
+        new_width = max(2 * width, n, _FIRST_WIDTH) if k == 1 else n
+        theta = np.full((k, new_width), self._theta_start)
+        theta[:, :first] = self._theta[:, :first]
+        terms = None
+        if self._loop is not None and first and self._rows is not None:
+            num, den, *rest = self._loop.terms()
+            terms = (self._padded(num, first, new_width),
+                     self._padded(den, first, new_width), *rest)
+        self._theta, self._intercept = theta, self._intercept.copy()
+        if terms is None:
+            # (A loop built afresh, from theta: the new columns are in it.)
+            self._build(None)
+            return n
+        # (One output: the new columns enter in the trial; several: theta is n wide.)
+        self._build(terms, first if k == 1 else n)
+        return first
+
+    @staticmethod
+    def _padded(array, n, width):
+        if array is None:
             return None
-        k, n = self._theta.shape
-        classes = self._classes + new_labels
-        k_new = max(len(classes), 1) if new_labels else k
-        start = PSI[self.psi].start
-        theta = np.full((k_new, n + len(new_names)), start)
-        intercept = np.zeros(k_new)
-        theta[:k, :n] = self._theta
-        intercept[:k] = self._intercept
-        features = dict(self._features)
-        features.update((name, n + offset) for offset, name in enumerate(new_names))
-        return features, classes, theta, intercept
+        padded = np.zeros((array.shape[0], width))
+        padded[:, :n] = array[:, :n]
+        return padded
+
+    def _learn_new_class(self, x, y, w):
+        """``learn_one`` of a row that brings a new class (phi='softmax'): a row of
+        Theta at Theta_1's value and intercept 0 for it, then the trial."""
+        self._check_label(y)
+        self._check_row(x)
+        saved = self.__dict__.copy()
+        try:
+            k, n = self._theta.shape[0], len(self._features)
+            classes = self._classes + [y]
+            k_new = len(classes) if self._classes else k
+            theta = np.full((k_new, n), self._theta_start)
+            intercept = np.zeros(k_new)
+            theta[:k, :n] = self._theta[:, :n]
+            intercept[:k] = self._intercept
+            self._classes, self._theta, self._intercept = classes, theta, intercept
+            self._build(None)
+            self.learn_one(x, y, w)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
 
     # -- learning ------------------------------------------------------------------
 
@@ -191,87 +330,92 @@ class _Learner:
 
         Parameters
         ----------
-        x : dict
-            Features by name; a feature missing is 0.
+        x : dict or Mapping
+            Features by name (finite numbers); a feature missing is 0.
         y : float or label
             Regressor: a target in the range of ``phi``. Classifier: ``False`` /
-            ``True`` (binary), any hashable label for ``phi="softmax"``.
+            ``True`` (binary), any hashable label but None and NaN for
+            ``phi="softmax"``.
         w : float, default=1.0
             Sample weight, >= 0: the trial's step is ``w * eta``.
         """
-        if not 0.0 <= w < np.inf:
-            raise ValueError(f"The sample weight w must be finite and >= 0; got {w!r}.")
-        if (self._calls is not None and not self._is_new(y)
-                and self._learn_fast(x, y, w)):
-            return
-        features = self._features
-        try:
-            columns = [features[name] for name in x]
-        except KeyError:
-            columns = None
-        if columns is None or self._is_new(y):
-            return self._learn_grown(x, y, w)
-        values = self._values(x)
-        self._encode(y, self._target[0])
-        loop = self._loop
-        if loop is None:
+        if type(x) is not dict:
+            x = _as_dict(x)
+        if w != 1.0:
+            w = self._sample_weight(w)
+        if self._rowwise:
+            if y not in self._classes:
+                return self._learn_new_class(x, y, w)
+            target = self._target
+            self._encode(y, target)
+        else:
+            target = self._target_value(y)  # (one output: a float, without a view)
+        rows = self._rows
+        if rows is None:  # (softmax of one class: nothing to learn but the features)
+            self._check_row(x)
+            self._take_in(_canonical(name for name in x if name not in self._features))
             self._count(1, 0.0)
             return
-        row = self._row[0]
-        row[columns] = values
-        self._weight[0] = w
-        loop.save()
+        sums = rows.learn(x, self._features, target, *self._rates, self.t_,
+                          self.cumulative_loss_, self._initial_loss_sum, w)
+        if type(sums) is tuple:
+            self.t_ += 1
+            self.cumulative_loss_, self._initial_loss_sum, _ = sums
+            return
+        if not self._rowwise:
+            self._target[0] = target  # (the general path reads it there)
+        if sums is None and not rows.fresh:
+            self._learn_general(x, w)
+        elif sums is None or sums == DictCode.DICT_NEW_NAMES:
+            self._learn_fresh(x, w, _canonical(rows.fresh))
+        else:
+            raise self._refused(sums, *rows.bad)
+
+    def _learn_fresh(self, x, w, names):
+        """``learn_one`` of a row that brings the new features ``names``."""
+        saved = self.__dict__.copy()
         try:
-            status, trials, loss = loop.run_dense(self._x, self._target, self._weight,
-                                                  self._order)
-            initial_loss = self._initial_loss(self._x, self._target, self._weight)
-        finally:
-            row[columns] = 0.0
-        try:
-            if status != Status.OK:
-                self._check_finite(values)
-                raise self._settings._divergence(self.t_ + 1, float(self.eta))
-            self._count(1, loss, initial_loss)
-        except ValueError:
-            loop.restore()
+            first = self._take_in(names)
+            target = self._target if self._rowwise else self._target.item(0)
+            sums = self._rows.learn(x, self._features, target, *self._rates,
+                                    self.t_, self.cumulative_loss_,
+                                    self._initial_loss_sum, w, first)
+            if type(sums) is tuple:
+                self.t_ += 1
+                self.cumulative_loss_, self._initial_loss_sum, _ = sums
+            else:
+                self._learn_general(x, w, first)
+        except BaseException:
+            for name in names:
+                self._features.pop(name, None)
+            self.__dict__.update(saved)
             raise
 
-    def _learn_fast(self, x, y, w):
-        """``learn_one`` of a row of known features and label in one compiled call
-        (:class:`~sklearn_ga._kernel.OneRow`); False, with nothing changed, if the
-        row or its trial is anything else (``learn_one`` then says what)."""
-        target = self._target[0]
-        self._encode(y, target)
-        sums = self._calls.learn_dict(x, self._features, target, *self._rates,
-                                      self.t_, self.cumulative_loss_,
-                                      self._initial_loss_sum, w)
-        if sums is None:
-            return False
-        self.t_ += 1
-        self.cumulative_loss_, self._initial_loss_sum, _ = sums
-        self._coef = None
-        return True
-
-    def _learn_grown(self, x, y, w):
-        """``_learn_one`` of a row that brings new features or a new class: the trial
-        runs on new parameter arrays, which become the model's if it succeeds."""
-        self._values(x)  # (a value that is not a number: before anything changes)
-        if self._multiclass:
-            try:
-                hash(y)
-            except TypeError:
-                raise ValueError(f"A label must be hashable; got {y!r}.") from None
-        features, classes, theta, intercept = self._grown(
-            x, [y] if self._multiclass else [])
-        saved = self.__dict__.copy()
-        self._features, self._classes = features, classes
-        self._theta, self._intercept = theta, intercept
+    def _learn_general(self, x, w, first=None):
+        """The trial of a row that the dict rows did not take (a failure to report,
+        or a row that needs a recompute of the loop to take in its features):
+        through the loop's general CSR run; the model unchanged if it fails."""
+        if first is not None and first < len(self._features):
+            # (The new columns enter a loop built afresh from theta.)
+            k, n = self._theta.shape[0], len(self._features)
+            theta = np.full((k, max(n, self._theta.shape[1])), self._theta_start)
+            theta[:, :first] = self._theta[:, :first]
+            self._theta, self._intercept = theta, self._intercept.copy()
+            self._build(None)
+        columns, values = self._rows.row(x, self._features)
+        n, loop = len(self._features), self._loop
+        loop.save(columns)
         try:
-            self._buffers(None)
-            self.learn_one(x, y, w)
+            status, _, loss = loop.run_csr(
+                values, columns, np.array([0, len(columns)], np.int32), n,
+                self._target[None, :], np.full(1, w), np.zeros(1, np.intp))
+            if status != Status.OK:
+                raise self._settings._divergence(self.t_ + 1, float(self.eta))
+            X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
+            self._count(1, loss, self._initial_loss(X, self._target[None, :],
+                                                    np.full(1, w)))
         except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
+            loop.restore()
             raise
 
     def _initial_loss(self, X, Y, weights):
@@ -296,49 +440,52 @@ class _Learner:
                                              cause=cause)
         self.t_ += trials
         self.cumulative_loss_, self._initial_loss_sum = cumulative_loss, initial_loss
-        self._coef = None
 
     def learn_many(self, X, y, w=1.0):
         """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature (no missing values).
-        y : pandas.Series
+        X : DataFrame
+            One row per sample, one numeric column per feature (no missing values):
+            any frame that River takes (pandas, polars: read through narwhals).
+        y : Series
             Targets (regressor) or labels (classifier).
-        w : float or pandas.Series, default=1.0
+        w : float or Series, default=1.0
             Sample weights.
         """
-        names = list(X.columns)
-        if len(set(names)) != len(names):
-            raise ValueError("X has columns of the same name; name each feature once.")
-        values = X.to_numpy(dtype=np.float64)
-        self._check_finite(values)
-        targets = list(y)
-        weights = (np.full(len(targets), float(w)) if np.ndim(w) == 0
-                   else np.asarray(w, dtype=np.float64))
+        names, values = frame_values(X, type(self).__name__)
+        targets = series_values(y)
+        if np.ndim(w) == 0:
+            weights = np.full(len(targets), self._sample_weight(w))
+        else:
+            weights = np.asarray(series_values(w), dtype=np.float64)
+            if not np.all((weights >= 0.0) & (weights < np.inf)):
+                raise ValueError("The sample weights w must be finite and >= 0.")
         if not len(targets) == values.shape[0] == weights.shape[0]:
             raise ValueError(
                 f"X has {values.shape[0]} rows, y {len(targets)} and w "
                 f"{weights.shape[0]}; they must have one per sample."
             )
         saved = self.__getstate__()
+        saved["_features"] = dict(self._features)  # (the learner's grows in place)
         try:
+            fresh = _canonical(name for name in names if name not in self._features)
             start = 0
             while start < len(targets):
-                labels = targets[start:start + 1] if self._multiclass else []
-                grown = self._grown(names if start == 0 else [], labels)
-                if grown is not None:
-                    self._features, self._classes, self._theta, self._intercept = grown
-                    self._buffers(None)
+                if self._multiclass and targets[start] not in self._classes:
+                    x = dict(zip(names, values[start].tolist(), strict=True))
+                    self._learn_new_class(x, targets[start], weights[start])
+                    start += 1
+                    fresh = []
+                    continue
                 # The rows up to the next one that brings a new class run together.
                 end = start + 1
                 while end < len(targets) and not self._is_new(targets[end]):
                     end += 1
                 self._run_rows(names, values[start:end], targets[start:end],
-                               weights[start:end])
-                start = end
+                               weights[start:end], fresh)
+                start, fresh = end, []
         except BaseException:
             self.__dict__.clear()
             self.__setstate__(saved)
@@ -347,40 +494,44 @@ class _Learner:
     def _is_new(self, label):
         return self._multiclass and label not in self._classes
 
-    def _run_rows(self, names, values, targets, weights):
-        """One pass over rows of the given columns, the model holding them all."""
-        m, (k, n) = values.shape[0], self._theta.shape
+    def _run_rows(self, names, values, targets, weights, fresh):
+        """The rows of a frame (its column ``names``), of known classes, in order
+        through the dict rows' trials, the ``fresh`` names entering at the first."""
+        m, k = values.shape[0], self._theta.shape[0]
         Y = np.zeros((m, k))
         for row, target in zip(Y, targets, strict=True):
             self._encode(target, row)
-        if self._loop is None:
+        if self._rows is None:
+            self._take_in(fresh)
             self._count(m, 0.0)
             return
-        X = np.zeros((m, n))
-        X[:, [self._features[name] for name in names]] = values
-        if not np.all((weights >= 0.0) & (weights < np.inf)):
-            raise ValueError("The sample weights w must be finite and >= 0.")
-        status, trials, loss = self._loop.run_dense(X, Y, weights,
-                                                    np.arange(m, dtype=np.intp))
-        if status != Status.OK:
-            raise self._settings._divergence(self.t_ + trials + 1, float(self.eta))
-        self._count(m, loss, self._initial_loss(X, Y, weights))
+        first = self._take_in(fresh) if fresh else -1
+        columns = np.array([self._features[name] for name in names], np.int32)
+        done = 0
+        while done < m:
+            trials, total, initial = self._rows.learn_rows(
+                values[done:], columns, Y[done:], weights[done:], *self._rates,
+                self.t_, self.cumulative_loss_, self._initial_loss_sum,
+                len(self._features), first if done == 0 else -1)
+            self.t_ += trials
+            self.cumulative_loss_, self._initial_loss_sum = total, initial
+            done += trials
+            if done < m:  # (the general path learns it, or says what failed)
+                self._target[:] = Y[done]
+                x = dict(zip(names, values[done].tolist(), strict=True))
+                self._learn_general(x, weights[done],
+                                    None if done or first < 0 else first)
+                done += 1
 
     # -- prediction ----------------------------------------------------------------
 
     def _weights(self):
-        """psi(Theta) with a column of zeros appended, where the features the model
-        does not hold (column -1) are read."""
-        if self._coef is None:
-            k, n = self._theta.shape
-            coef = np.zeros((k, n + 1))
-            if self._loop is not None:
-                coef[:, :n] = self._loop.weights()
-            elif n:
-                coef[:, :n] = PSI[self.psi].weights(self._theta, float(self.U),
-                                                     float(self.p))
-            self._coef = coef
-        return self._coef
+        """psi(Theta) of the features held, (k, n)."""
+        n = len(self._features)
+        if self._loop is not None and n:
+            return self._loop.weights()
+        return (PSI[self.psi].weights(self._theta[:, :n], float(self.U), float(self.p))
+                if n else np.zeros((self._theta.shape[0], 0)))
 
     def _activations(self, names, values):
         """Activations (m, k) of rows ``values`` (m, len(names)), clipped as GA^Y
@@ -392,34 +543,35 @@ class _Learner:
         features = self._features
         X = np.zeros((values.shape[0], len(features) + 1))
         X[:, [features.get(name, -1) for name in names]] = values
-        return self._checked(X @ self._weights().T + self._intercept, values)
+        weights = np.hstack([self._weights(), np.zeros((self._theta.shape[0], 1))])
+        return self._checked(X @ weights.T + self._intercept)
 
     def _activations_one(self, x, outputs=False):
-        """The activations (k,) of the dict x, as ``_activations``, through the row
-        buffer; with ``outputs``, phi of them where one compiled call gives them (a
-        row of known features), else None."""
-        if self._calls is not None:
-            A = self._calls.activations_dict(x, self._features, outputs)
-            if A is not None:
-                return A[0]
+        """The activations of the dict x in O(keys), clipped as GA^Y predicts: a
+        float for one output (binary labels, regression), else an array (k,); with
+        ``outputs``, phi of them where one compiled call gives them, else None."""
+        if type(x) is not dict:
+            x = _as_dict(x)
+        rows = self._rows
+        if rows is None:
+            self._check_row(x)
+            return None if outputs else self._checked(self._intercept.copy())
+        A = rows.activations(x, self._features, outputs)
+        if type(A) is float:
+            return A if outputs or self._clip is None else min(max(A, self._clip[0]),
+                                                               self._clip[1])
+        if type(A) is int:
+            raise self._refused(A, *rows.bad)
+        if A is not None:
+            return A[0] if outputs or self._clip is None else self._checked(A[0])
         if outputs:
             return None
-        values = self._values(x)
-        features = self._features
-        columns = [features.get(name, -1) for name in x]
-        row = self._row[0]
-        row[columns] = values
-        try:
-            A = self._weights() @ row + self._intercept
-        finally:
-            row[columns] = 0.0
-        if -1 in columns:  # (they shared column n: check each)
-            self._check_finite(values)
-        return self._checked(A, values)
+        columns, values = rows.row(x, self._features)
+        A = self._checked(self._loop.weights(columns) @ values + self._intercept)
+        return A if self._rowwise else A.item(0)
 
-    def _checked(self, A, values):
+    def _checked(self, A):
         if not np.all(np.isfinite(A)):
-            self._check_finite(values)
             raise ValueError(
                 f"The activations of {type(self).__name__} overflowed on this input "
                 "(the inputs are too large for the learned weights)."
@@ -431,7 +583,7 @@ class _Learner:
         """The weights psi(Theta) of the features seen so far, by name (by class and
         name for ``phi="softmax"``)."""
         rows = [dict(zip(self._features, row, strict=True))
-                for row in self._weights()[:, :-1].tolist()]
+                for row in self._weights().tolist()]
         return self._by_class(rows)
 
     @property

@@ -1,31 +1,34 @@
 """River learners: GA(psi, phi, Theta, eta) on streams of dicts.
 
 :class:`GARegressor` and :class:`GAClassifier` of this module are `River
-<https://riverml.xyz>`_ estimators: ``learn_one`` / ``predict_one`` on one dict of
-features at a time, ``learn_many`` / ``predict_many`` on pandas DataFrames, so that
-they fit in River's pipelines, ``evaluate.progressive_val_score`` and model
-selection. They run the compiled trial loop of :class:`sklearn_ga.GARegressor`
-and take the same parameters: a row of features the model holds is learned, or
-predicted, in one compiled call (the dict's values gathered into a row kept
-between calls), any other through the general code, which grows the model or
-says what is wrong.
-River is an optional dependency: ``pip install sklearn-ga[river]``.
+<https://riverml.xyz>`_ estimators: ``learn_one`` / ``predict_one`` on one dict
+(any mapping) of features at a time, ``learn_many`` / ``predict_many`` on the
+DataFrames River takes (pandas, polars: read through narwhals, which River
+depends on), so that they fit in River's pipelines,
+``evaluate.progressive_val_score`` and model selection. They run the compiled
+trial loop of :class:`sklearn_ga.GARegressor` and take the same parameters. A
+row costs O(its keys), whatever the number of features seen: its names map to
+columns, and it runs as (columns, values) through the loop's CSR trial in one
+compiled call (:class:`~sklearn_ga._kernel.DictRows`); predictions read the
+weights of its columns only. River is an optional dependency, and the only one
+of ``pip install sklearn-ga[river]``.
 
 A feature enters the model when a learned row first brings it (columns in the
-order the features appeared), its parameter at Theta_1's value: 0, or 1 for
-``"sphere"`` and ``"simplex"``. Predictions ignore the features the model does
-not hold, and a feature missing from a row is 0 in that row. For the
-unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``, whose
-normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model is the
-one that would have held the feature from the start. A normalized psi shares a
-fixed total among the features, so a new one takes its share from the others:
-for ``"softmax"`` it adds ``e^0`` to the normalizer Z (in Z's units), each
-weight held shrinks by the factor ``Z / (Z + 1)`` and the new one starts at
-``1 / (Z + 1)``, the weights staying on the simplex; for ``"eg_pm"`` it adds
-``e^0 + e^-0 = 2`` at weight 0, each weight held shrinking by ``Z / (Z + 2)``
-(``||w||_1 <= U`` still); for ``"sphere"`` and ``"simplex"`` its parameter 1
-joins the norm of theta, the weights staying on the sphere of radius ``U`` and
-on the simplex.
+order the features appeared; one output's theta keeps spare columns, doubled when
+full, so that a new feature costs O(1) amortized), its parameter at Theta_1's
+value: 0, or 1 for ``"sphere"`` and ``"simplex"``. Predictions ignore the
+features the model does not hold, and a feature missing from a row is 0 in that
+row. For the unnormalized psi (``"identity"``, ``"exp"``) and for ``"pnorm"``,
+whose normalizer ``||theta||_q`` gains nothing from a parameter at 0, the model
+is the one that would have held the feature from the start. A normalized psi
+shares a fixed total among the features, so a new one takes its share from the
+others, its term added to each row's normalizer Z in O(1): for ``"softmax"`` it
+adds ``e^0`` to Z (in Z's units), each weight held shrinks by the factor
+``Z / (Z + 1)`` and the new one starts at ``1 / (Z + 1)``, the weights staying
+on the simplex; for ``"eg_pm"`` it adds ``e^0 + e^-0 = 2`` at weight 0, each
+weight held shrinking by ``Z / (Z + 2)`` (``||w||_1 <= U`` still); for
+``"sphere"`` and ``"simplex"`` its parameter 1 joins the norm of theta, the
+weights staying on the sphere of radius ``U`` and on the simplex.
 """
 
 try:
@@ -38,19 +41,38 @@ except ImportError as error:
 
 import math
 
+import narwhals.stable.v2 as nw
 import numpy as np
-import pandas as pd
 
 from ._classifier import GAClassifier as _SklearnClassifier
 from ._classifier import class_probabilities
 from ._phi import PHI
 from ._regressor import GARegressor as _SklearnRegressor
-from ._river_learner import _Learner
+from ._river_learner import _Learner, frame_values
 
 __all__ = ["GAClassifier", "GARegressor"]
 
 # Labels of a binary classifier, as River gives them, and their codes.
 _BINARY_CODES = {False: 0, True: 1}
+
+
+def _series(X, values):
+    """The predictions ``values`` of the rows of the frame X, as a Series of X's
+    library (pandas: indexed as X)."""
+    if nw.dependencies.is_pandas_dataframe(X):
+        return nw.get_native_namespace(X).Series(values, index=X.index)
+    return nw.new_series("", values, backend=nw.get_native_namespace(X)).to_native()
+
+
+def _frame(X, P, classes):
+    """The probabilities P (one column a class) of the rows of the frame X, as a
+    DataFrame of X's library (pandas: indexed as X, a column a label; others, whose
+    column names are strings: str of the label)."""
+    namespace = nw.get_native_namespace(X)
+    if nw.dependencies.is_pandas_dataframe(X):
+        return namespace.DataFrame(P, index=X.index, columns=classes)
+    return nw.from_dict({str(label): P[:, j] for j, label in enumerate(classes)},
+                        backend=namespace).to_native()
 
 
 class GARegressor(_Learner, base.MiniBatchRegressor):
@@ -73,9 +95,12 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     phi : {"identity", "logistic", "tanh", "arctan", "exp"}, default="identity"
         Transfer function; the loss is its matching loss. Targets must lie in its
         range.
-    eta : float, default=0.01
+    eta : float, default=0.05
         Learning rate, > 0. (``"theory"`` sets the rate from a first batch, which a
-        stream does not have.)
+        stream does not have.) Behind River's ``preprocessing.StandardScaler``
+        the default, with the implicit update, has a lower progressive MAE than
+        River's ``linear_model.LinearRegression()`` on River's TrumpApproval and
+        ChickWeights streams.
     U : float, default=1.0
         Scale of ``psi="eg_pm"`` (``||w||_1 <= U``) and radius of ``psi="sphere"``.
     p : float, default=2.0
@@ -122,7 +147,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     _multiclass = False
     _binary_classes = ()
 
-    def __init__(self, psi="identity", phi="identity", eta=0.01, U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="identity", eta=0.05, U=1.0, p=2.0,
                  update="implicit", loss="matching", Y=None, fit_intercept=True):
         super().__init__(psi, phi, eta, U, p, update, loss, Y, fit_intercept)
         if PHI[phi].rowwise:
@@ -133,10 +158,18 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
             )
 
     def _encode(self, y, row):
+        row[0] = self._target_value(y)
+
+    def _target_value(self, y):
+        """The target y as a float, in the range of phi."""
+        # (As the features: a number, not a string that reads as one.)
         try:
-            target = float(y)
+            math.isfinite(y)
         except (TypeError, ValueError):
             raise ValueError(f"y must be a number; got {y!r}.") from None
+        except OverflowError:
+            raise ValueError("y is an int beyond the range of a float64.") from None
+        target = float(y)
         phi = PHI[self.phi]
         if not (math.isfinite(target) and phi.inside(target)):
             raise ValueError(
@@ -144,7 +177,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
                 f"{target!r}. Rescale y into that range or choose another phi "
                 "(phi='identity' accepts any finite target)."
             )
-        row[0] = target
+        return target
 
     def predict_one(self, x):
         """``phi(psi(theta) . x + b)`` for the features ``x`` (dict).
@@ -159,26 +192,26 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
         float
             The prediction.
         """
-        outputs = self._activations_one(x, outputs=True)
-        if outputs is None:
-            outputs = self._outputs(self._activations_one(x)[None, :])[0]
-        return float(outputs[0])
+        output = self._activations_one(x, outputs=True)
+        if output is None:
+            output = self._outputs(np.array([[self._activations_one(x)]])).item(0)
+        return float(output)
 
     def predict_many(self, X):
         """:meth:`predict_one` of each row of ``X``.
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature.
+        X : DataFrame
+            One row per sample, one column per feature (pandas, polars, ...).
 
         Returns
         -------
-        pandas.Series
-            The predictions, indexed as ``X``.
+        Series
+            The predictions, a Series of X's library (pandas: indexed as ``X``).
         """
-        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
-        return pd.Series(self._outputs(A)[:, 0], index=X.index)
+        A = self._activations(*frame_values(X, type(self).__name__))
+        return _series(X, self._outputs(A)[:, 0])
 
     def _outputs(self, A):
         with np.errstate(over="ignore"):
@@ -269,11 +302,17 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return PHI[self.phi].rowwise
 
     def _encode(self, y, row):
-        if self._multiclass:
+        if self._rowwise:
+            self._check_label(y)
             row[:] = 0.0
             if len(self._classes) > 1:
                 row[self._classes.index(y)] = 1.0
             return
+        row[0] = self._target_value(y)
+
+    def _target_value(self, y):
+        """The target of a binary label: 1 for True, 0 (-1 for tanh and sign) for
+        False."""
         try:
             code = _BINARY_CODES[y]
         except (KeyError, TypeError):
@@ -282,7 +321,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
                 f"labels False and True (or 0 and 1); got {y!r}. Use phi='softmax' "
                 "for other labels or more classes."
             ) from None
-        row[0] = code or PHI[self.phi].low  # (0, or -1 for tanh and sign)
+        return 1.0 if code else self._low_target
 
     def predict_proba_one(self, x):
         """Probabilities of the classes for the features ``x`` (dict).
@@ -301,7 +340,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         self._check_probabilities()
         if not self._classes:
             return {}
-        P = self._probabilities(self._activations_one(x)[None, :])[0]
+        P = self._probabilities(np.reshape(self._activations_one(x), (1, -1)))[0]
         return dict(zip(self._classes, P.tolist(), strict=True))
 
     def predict_one(self, x):
@@ -319,45 +358,48 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         """
         if not self._classes:
             return None
-        return self._classes[self._codes(self._activations_one(x))]
+        A = self._activations_one(x)
+        # (Binary: a float, a > 0 is True, as sklearn_ga.GAClassifier decides.)
+        return self._classes[A > 0 if type(A) is float else self._codes(A)]
 
     def predict_proba_many(self, X):
         """:meth:`predict_proba_one` of each row of ``X``.
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature.
+        X : DataFrame
+            One row per sample, one column per feature (pandas, polars, ...).
 
         Returns
         -------
-        pandas.DataFrame
-            One column of probabilities per class, indexed as ``X``.
+        DataFrame
+            One column of probabilities per class, a DataFrame of X's library
+            (pandas: indexed as ``X``).
         """
         self._check_probabilities()
-        if not self._classes:
-            return pd.DataFrame(index=X.index)
-        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
-        return pd.DataFrame(self._probabilities(A), index=X.index,
-                            columns=self._classes)
+        names, values = frame_values(X, type(self).__name__)
+        P = self._probabilities(self._activations(names, values)) if self._classes \
+            else np.zeros((values.shape[0], 0))
+        return _frame(X, P, self._classes)
 
     def predict_many(self, X):
         """:meth:`predict_one` of each row of ``X``.
 
         Parameters
         ----------
-        X : pandas.DataFrame
-            One row per sample, one column per feature.
+        X : DataFrame
+            One row per sample, one column per feature (pandas, polars, ...).
 
         Returns
         -------
-        pandas.Series
-            The predicted labels, indexed as ``X``.
+        Series
+            The predicted labels, a Series of X's library (pandas: indexed as
+            ``X``).
         """
+        names, values = frame_values(X, type(self).__name__)
         if not self._classes:
-            return pd.Series([None] * len(X), index=X.index, dtype=object)
-        A = self._activations(list(X.columns), X.to_numpy(dtype=np.float64))
-        return pd.Series(self._labels(A), index=X.index)
+            return _series(X, [None] * values.shape[0])
+        return _series(X, self._labels(self._activations(names, values)))
 
     def _check_probabilities(self):
         if PHI[self.phi].probability is None:
@@ -375,12 +417,12 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         return [self._classes[code] for code in self._codes(A).tolist()]
 
     def _codes(self, A):
-        """The class codes of activations A (m, k), or the code of one row (k,).
-        (Binary: a > 0 is True, as sklearn_ga.GAClassifier decides.)"""
-        if self._multiclass:
+        """The class codes of activations A (m, k), or of one row's (k,) for
+        phi='softmax'. (Binary: a > 0 is True, as sklearn_ga.GAClassifier
+        decides.)"""
+        if self._rowwise:
             return A.argmax(axis=-1)
-        # (One row's: a Python bool, without NumPy's per-call cost.)
-        return A[:, 0] > 0 if A.ndim == 2 else A.item(0) > 0
+        return A[:, 0] > 0
 
     @classmethod
     def _unit_test_params(cls):

@@ -33,7 +33,6 @@ cdef class OneRow:
     cdef bint has_start
     cdef double runaway_ratio, bound_limit, growth
     cdef Py_ssize_t average
-    cdef double[::1] row  # a River learner's dict, at its columns (else zeros)
 
     def __init__(self, TrialLoop loop, start, double runaway_ratio,
                  double bound_limit, double growth, Py_ssize_t average):
@@ -43,9 +42,6 @@ cdef class OneRow:
             self.start = start
         self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
         self.growth, self.average = growth, average
-        import numpy as np
-
-        self.row = np.zeros(max(loop.s.n, 1))
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
         """The row bound of the one dense row of X (of target y): for the tests."""
@@ -96,93 +92,47 @@ cdef class OneRow:
                              Py_ssize_t nnz, bint outputs):
         import numpy as np
 
+        out = np.empty((1, self.loop.s.k))
+        cdef double[:, ::1] A = out
+        return out if self._activations_into(x, columns, nnz, outputs, &A[0, 0]) \
+            else None
+
+    cdef bint _activations_into(self, const double* x, const int32_t* columns,
+                                Py_ssize_t nnz, bint outputs, double* A) noexcept:
+        """The activations of :meth:`activations` into A (k values); False where it
+        gives None."""
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
         cdef Py_ssize_t j, q, c
         cdef double dot, top = -INFINITY, total = 0.0
         if loop.running or s.theta_t != NULL or (outputs and s.phi == PHI_SIGN):
-            return None
-        out = np.empty((1, s.k))
-        cdef double[:, ::1] A = out
+            return False
         for j in range(s.k):
             dot = 0.0
             for q in range(nnz):
                 c = j * s.n + (q if columns == NULL else columns[q])
                 dot += _unscaled_weight(s, s.num[c], s.den[c]) * x[q]
-            A[0, j] = s.scale[j] * dot + s.intercept[j]
-            if not isfinite(A[0, j]):
-                return None
+            A[j] = s.scale[j] * dot + s.intercept[j]
+            if not isfinite(A[j]):
+                return False
         if not outputs:
-            return out
+            return True
         # phi(a), a clipped to [phi^-1(-Y), phi^-1(Y)] (GA^Y, KW01 §4).
         for j in range(s.k):
-            A[0, j] = fmin(fmax(A[0, j], s.clip_low), s.clip_high)
-            top = fmax(top, A[0, j])
+            A[j] = fmin(fmax(A[j], s.clip_low), s.clip_high)
+            top = fmax(top, A[j])
         for j in range(s.k):
             if s.phi == PHI_SOFTMAX:
-                A[0, j] = exp(A[0, j] - top)
-                total += A[0, j]
+                A[j] = exp(A[j] - top)
+                total += A[j]
             else:
-                A[0, j] = _phi_value(s.phi, A[0, j])
-                if not isfinite(A[0, j]):
-                    return None  # (exp overflowed)
+                A[j] = _phi_value(s.phi, A[j])
+                if not isfinite(A[j]):
+                    return False  # (exp overflowed)
         if s.phi == PHI_SOFTMAX:
             for j in range(s.k):
-                A[0, j] /= total
-        return out
-
-    def activations_dict(self, dict x, dict columns, bint outputs=False):
-        """:meth:`activations` (a new (1, k) array) of the dict ``x`` of a River
-        learner, its values at the ``columns`` of their names; None if a name has
-        no column or a value is not a number (the learner then says what), or
-        where :meth:`activations` gives None."""
-        if not self._fill(x, columns):
-            return None
-        try:
-            return self._activations(&self.row[0], NULL, self.loop.s.n, outputs)
-        finally:
-            self._clear(x, columns)
-
-    def learn_dict(self, dict x, dict columns, const double[::1] y, double eta,
-                   double intercept_eta, Py_ssize_t t, double cumulative_loss,
-                   double initial_loss, double weight=1.0):
-        """:meth:`learn` on the dict ``x`` of a River learner, as
-        :meth:`activations_dict` reads it; None where either gives None."""
-        if not self._fill(x, columns):
-            return None
-        try:
-            return self._learn(&self.row[0], NULL, self.loop.s.n, True, None, y, eta,
-                               intercept_eta, t, cumulative_loss, initial_loss,
-                               weight)
-        finally:
-            self._clear(x, columns)
-
-    cdef bint _fill(self, dict x, dict columns) except -1:
-        """Write the values of ``x`` into the row (zeros) at their columns; False,
-        with the row as it was, if a name has no column or a value is not a
-        number."""
-        cdef object column
-        for name, value in x.items():
-            column = columns.get(name)
-            if column is None:
-                break
-            try:
-                self.row[<Py_ssize_t>column] = value
-            except (TypeError, ValueError, OverflowError):  # (an int beyond float64)
-                break
-        else:
-            return True
-        self._clear(x, columns)
-        return False
-
-    cdef int _clear(self, dict x, dict columns) except -1:
-        """Put back the zeros of the row at the columns of the names of ``x``."""
-        cdef object column
-        for name in x:
-            column = columns.get(name)
-            if column is not None:
-                self.row[<Py_ssize_t>column] = 0.0
-        return 0
+                A[j] /= total
+        return True
 
     def learn(self, const double[:, ::1] X, const double[::1] y, double eta,
               double intercept_eta, Py_ssize_t t, double cumulative_loss,

@@ -1,0 +1,398 @@
+# The rows of a River learner: a dict of feature values by name, learned and
+# predicted in O(its keys). The names map to columns (the learner's dict); a row
+# becomes (sorted columns, values) and runs through OneRow's CSR trial, whose
+# weights are read at those columns only. A feature new to the model takes the next
+# column: for one output, theta keeps spare columns (the learner doubles them), so
+# that the loop's n grows in place; its parameter starts at Theta_1's value and its
+# normalizer term joins the row's normalizer in O(1) (_extend).
+
+cpdef enum DictCode:
+    DICT_BAD_VALUE = -1   # a value is not a real number (DictRows.bad)
+    DICT_NOT_FINITE = -2  # a value is NaN or infinite (DictRows.bad)
+    DICT_NEW_NAMES = -3   # a name has no column (DictRows.fresh, in the dict's order)
+
+
+cdef enum:
+    # Insertion sort up to this many entries (the rows of a stream mostly come in
+    # the same key order, sorted already); qsort above.
+    DICT_SHORT_ROW = 32
+
+
+cdef struct DictEntry:
+    int32_t column
+    double value
+
+
+cdef int _entry_order(const void* a, const void* b) noexcept nogil:
+    cdef int32_t i = (<const DictEntry*>a).column, j = (<const DictEntry*>b).column
+    return (i > j) - (i < j)
+
+
+def canonical_order(names):
+    """The features that one row brings, in an order that does not depend on the
+    order of its dict: sorted (by repr, where the names do not compare), so that the
+    columns, and the order of every sum, are the same for any order of the keys."""
+    try:
+        return sorted(names)
+    except TypeError:
+        return sorted(names, key=repr)
+
+
+cdef class DictRows:
+    """The dict rows of a River learner on a :class:`OneRow`, O(keys) each.
+
+    Parameters
+    ----------
+    calls : OneRow
+        The one-row calls on the learner's loop; its ``start`` (the runaway check's
+        initial weights) is scratch that each trial fills at its row's columns.
+    n : int
+        Columns the model holds. With one output the loop's theta may be wider
+        (spare columns for new features); with several it is exactly n wide.
+    start : float
+        Theta_1's value of a coordinate, at which a new feature enters.
+    checked : bool
+        Whether the trials are checked for a runaway loss (``may_run_away``): then
+        the calls' initial weights are those each trial is given.
+
+    Attributes
+    ----------
+    bad : tuple
+        ``(name, value)`` of the last value refused (DICT_BAD_VALUE, DICT_NOT_FINITE).
+    fresh : list or None
+        The names without a column of the last row learned, if it had some.
+    work : int
+        Coordinates (times outputs) that the calls read or wrote: the trials' rows,
+        the new columns, and every O(n) pass (a whole save, a recompute).
+    """
+    cdef OneRow calls
+    cdef TrialLoop loop
+    cdef Py_ssize_t width
+    cdef double start
+    cdef DictEntry* entries
+    cdef Py_ssize_t size
+    cdef object index_array
+    cdef object journal_array  # the row's columns as intp, for the save's journal
+    cdef Py_ssize_t[::1] journal_columns
+    cdef double[::1] target    # the row's targets (k)
+    cdef int32_t[::1] indices
+    cdef double[::1] values
+    cdef double[::1] vectors  # the per-row buffers before _extend, to undo it
+    cdef double[::1] start_row  # OneRow's start: psi(Theta_1) at the row's columns
+    cdef Py_ssize_t start_n     # the n of start_weight (-1: none yet)
+    cdef double start_weight    # psi(Theta_1)'s weight of a coordinate at n columns
+    cdef public object bad
+    cdef public list fresh
+    cdef public Py_ssize_t work
+
+    def __cinit__(self):
+        self.entries = NULL
+
+    def __init__(self, OneRow calls, Py_ssize_t n, double start, bint checked):
+        import numpy as np
+
+        cdef TrialLoop loop = calls.loop
+        self.calls, self.loop, self.start = calls, loop, start
+        self.width = loop.theta.shape[1]
+        if not (n <= self.width and (n == self.width or loop.s.k == 1)):
+            raise ValueError(f"DictRows of {n} columns on a loop {self.width} wide.")
+        self.vectors = np.empty(loop._vectors_size())
+        self.fresh, self.work, self.start_n = None, 0, -1
+        if checked:
+            self.start_row = np.zeros(max(self.width, 1))
+            calls.start, calls.has_start = self.start_row, True
+        self._reserve(8)
+        self.index_array = np.empty(self.size, np.int32)
+        self.indices = self.index_array
+        self.journal_array = np.empty(self.size, np.intp)
+        self.journal_columns = self.journal_array
+        self.values = np.empty(self.size)
+        self.target = np.zeros(loop.s.k)
+        # (The save's copy, sized for every column theta holds before n is set.)
+        loop.saved = None
+        loop.save()
+        loop.s.n = n
+
+    def __dealloc__(self):
+        free(self.entries)
+
+    cdef int _reserve(self, Py_ssize_t size) except -1:
+        """Make the row scratch hold ``size`` entries."""
+        if size <= self.size:
+            return 0
+        import numpy as np
+
+        size = max(size, 2 * self.size)
+        entries = <DictEntry*>malloc(size * sizeof(DictEntry))
+        if entries == NULL:
+            raise MemoryError()
+        free(self.entries)
+        self.entries, self.size = entries, size
+        self.index_array = np.empty(size, np.int32)
+        self.indices = self.index_array
+        self.journal_array = np.empty(size, np.intp)
+        self.journal_columns = self.journal_array
+        self.values = np.empty(size)
+        return 0
+
+    def recompute(self):
+        """The terms, shifts and normalizers computed afresh from theta (a loop
+        built wider than its n)."""
+        with nogil:
+            _recompute_all(&self.loop.s)
+        self.work += self.loop.s.k * self.loop.s.n
+
+    cdef Py_ssize_t _gather(self, dict x, dict columns, bint learning) except -9:
+        """Write the values of ``x`` at their columns into the row scratch, sorted by
+        column; the number of entries, or a DICT_ code. Predicting, names without
+        a column are left out (their weight is 0), but their values are checked."""
+        cdef Py_ssize_t nnz = 0, q, r
+        cdef double value
+        cdef object column
+        cdef DictEntry entry
+        if learning:
+            self.fresh = None
+        self._reserve(len(x))
+        for name, item in x.items():
+            try:
+                value = item
+            except (TypeError, ValueError, OverflowError):
+                self.bad = (name, item)
+                return DICT_BAD_VALUE
+            if not isfinite(value):
+                self.bad = (name, item)
+                return DICT_NOT_FINITE
+            column = columns.get(name)
+            if column is None:
+                if learning:
+                    if self.fresh is None:
+                        self.fresh = []
+                    self.fresh.append(name)
+                continue
+            self.entries[nnz].column, self.entries[nnz].value = column, value
+            nnz += 1
+        if learning and self.fresh is not None:
+            return DICT_NEW_NAMES
+        if nnz > DICT_SHORT_ROW:
+            qsort(self.entries, nnz, sizeof(DictEntry), _entry_order)
+        else:
+            for q in range(1, nnz):
+                entry, r = self.entries[q], q
+                while r > 0 and self.entries[r - 1].column > entry.column:
+                    self.entries[r] = self.entries[r - 1]
+                    r -= 1
+                self.entries[r] = entry
+        for q in range(nnz):
+            self.indices[q], self.values[q] = (self.entries[q].column,
+                                               self.entries[q].value)
+        return nnz
+
+    cdef bint _extend(self, Py_ssize_t first, Py_ssize_t n) noexcept:
+        """Columns [first, n) enter the model at Theta_1's value, their terms at
+        each row's shift, their normalizer terms added to its normalizer (O(k (n -
+        first))); False, with the loop as it was, where the row would then need a
+        recompute from theta (a term beyond e^30 of a shift gone far below it, or
+        a vanishing normalizer), which the learner's general path does."""
+        cdef State* s = &self.loop.s
+        cdef Py_ssize_t j, i, c, count = n - first
+        cdef double total, top, term
+        cdef double* theta
+        if count <= 0:
+            return True
+        for j in range(s.k):
+            c = j * n + first
+            theta = s.theta + c
+            for i in range(count):
+                theta[i] = self.start
+            if not _no_terms(s.psi):
+                _terms(s, theta, s.num + c, s.den + c, s.shift[j], count)
+            if not _normalized(s.psi):
+                continue
+            total, top = 0.0, 0.0
+            for i in range(count):
+                term = _normalizer_term(s, s.num[c + i], s.den[c + i], theta[i],
+                                        s.shift[j])
+                total += term
+                top = fmax(top, term)
+            if not (s.norm[j] + total > TERM_LOW and top <= TERM_HIGH):
+                return False
+        # (Only now: a row refused above has changed nothing the loop reads.)
+        self.loop._copy_vectors(&self.vectors[0], False)
+        s.n = n
+        for j in range(s.k):
+            if not _normalized(s.psi):
+                continue
+            c = j * n + first
+            total = 0.0
+            for i in range(count):
+                total += _normalizer_term(s, s.num[c + i], s.den[c + i],
+                                          s.theta[c + i], s.shift[j])
+            # A normalized psi shares its total among the coordinates: the new
+            # terms enter Z, and every weight held scales by Z / (Z + total).
+            s.norm[j] += total
+            s.mass[j] += total
+            _set_scale(s, j)
+        self.work += s.k * count
+        return True
+
+    cdef double _start_weight(self, Py_ssize_t n) noexcept:
+        """psi(Theta_1)'s weight of a coordinate of a row of n at Theta_1's value
+        (one value: psi treats the coordinates alike), in O(1) from the terms of
+        one coordinate, as _recompute_row computes those of a uniform row."""
+        cdef State* s = &self.loop.s
+        cdef double theta = self.start, num = theta, den, shift = 0.0
+        if n != self.start_n:
+            if _normalized(s.psi):
+                shift = theta if _signed_shift(s.psi) else fabs(theta)
+                if s.psi == PSI_PNORM:
+                    shift = _pnorm_shift(shift)
+                elif _geodesic(s.psi) and not shift > 0.0:
+                    shift = 1.0
+            if not _no_terms(s.psi):
+                _terms(s, &theta, &num, &den, shift, 1)
+            if not _two_terms(s.psi):
+                den = num
+            self.start_weight = _unscaled_weight(s, num, den) * (
+                _scale_value(s, n * _normalizer_term(s, num, den, theta, shift), shift)
+                if _normalized(s.psi) else 1.0)
+            self.start_n = n
+        return self.start_weight
+
+    cdef void _undo_extend(self, Py_ssize_t n) noexcept:
+        self.loop._copy_vectors(&self.vectors[0], True)
+        self.loop.s.n = n
+
+    cdef object _run(self, Py_ssize_t nnz, Py_ssize_t first, Py_ssize_t n,
+                     const double[::1] y, double eta, double intercept_eta,
+                     Py_ssize_t t, double cumulative_loss, double initial_loss,
+                     double weight):
+        """The trial of the row in the scratch (columns [first, n) new to the model),
+        as OneRow.learn_csr runs it; None where that gives None, the loop as it
+        was."""
+        cdef TrialLoop loop = self.loop
+        cdef State* s = &loop.s
+        cdef Py_ssize_t q, held = s.n, touched = s.touched
+        cdef double start_weight
+        if n > (self.width if s.k == 1 else held):
+            return None
+        if not self._extend(first, n):
+            return None
+        if self.calls.has_start:
+            start_weight = self._start_weight(n)
+            for q in range(nnz):
+                self.start_row[self.indices[q]] = start_weight
+        # (The save's journal copies its columns: as intp, it copies without a cast.)
+        for q in range(nnz):
+            self.journal_columns[q] = self.indices[q]
+        sums = self.calls._learn(&self.values[0], &self.indices[0], nnz, False,
+                                 self.journal_array[:nnz], y, eta, intercept_eta, t,
+                                 cumulative_loss, initial_loss, weight)
+        # (A save that copies whole rows, and a recompute of every row: O(k n).)
+        self.work += s.k * (nnz + (s.n if loop.journal is None else 0))
+        if sums is None:
+            if n > held:
+                self._undo_extend(held)
+        elif s.touched < touched + nnz:
+            self.work += s.k * s.n
+        return sums
+
+    def learn(self, dict x, dict columns, y, double eta, double intercept_eta,
+              Py_ssize_t t, double cumulative_loss, double initial_loss,
+              double weight=1.0, Py_ssize_t first=-1):
+        """One trial on the dict ``x`` (OneRow.learn's arguments and result), its
+        names at their ``columns``; those from ``first`` on are new to the model
+        (-1: none). ``y``: the target of one output (a float), or the targets of
+        several (an array).
+
+        Names without a column take the next ones (in canonical order) where theta
+        has spare columns for them (one output), and keep them if the trial is
+        taken. Else a DICT_ code: DICT_NEW_NAMES for names that need a wider
+        theta, or for a value that is not a finite number. None where the trial is
+        not taken, the loop and ``columns`` as they were (``fresh`` then holds the
+        row's new names, if any).
+        """
+        cdef Py_ssize_t nnz = self._gather(x, columns, True), n = len(columns)
+        cdef Py_ssize_t q
+        cdef const double[::1] targets
+        if self.loop.s.k == 1:
+            self.target[0] = y
+        else:
+            targets = y
+            if targets.shape[0] != self.loop.s.k:
+                raise ValueError(f"DictRows of {self.loop.s.k} outputs got "
+                                 f"{targets.shape[0]} targets.")
+            for q in range(targets.shape[0]):
+                self.target[q] = targets[q]
+        if nnz == DICT_NEW_NAMES:
+            names = canonical_order(self.fresh)
+            if self.loop.s.k != 1 or n + len(names) > self.width:
+                return nnz
+            for q in range(len(names)):
+                columns[names[q]] = n + q
+            first = n
+            nnz = self._gather(x, columns, True)
+            n = len(columns)
+            sums = self._run(nnz, first, n, self.target, eta, intercept_eta, t,
+                             cumulative_loss, initial_loss, weight)
+            if sums is None:
+                for name in names:
+                    del columns[name]
+                self.fresh = names
+            return sums
+        if nnz < 0:
+            return nnz
+        return self._run(nnz, n if first < 0 else first, n, self.target, eta,
+                         intercept_eta, t, cumulative_loss, initial_loss, weight)
+
+    def learn_rows(self, const double[:, ::1] X, const int32_t[::1] columns,
+                   const double[:, ::1] Y, const double[::1] weights, double eta,
+                   double intercept_eta, Py_ssize_t t, double cumulative_loss,
+                   double initial_loss, Py_ssize_t n, Py_ssize_t first=-1):
+        """:meth:`learn` on each row of X (a frame's values, its columns at
+        ``columns``; the model's columns from ``first`` on, up to ``n``, new at the
+        first row), in order: ``(rows learned,
+        cumulative_loss, initial_loss)``, stopping before a row whose trial is
+        not taken (that row's loop as it was)."""
+        cdef Py_ssize_t r, q, m = X.shape[0], nnz = X.shape[1]
+        self._reserve(nnz)
+        for r in range(m):
+            for q in range(nnz):
+                self.entries[q].column, self.entries[q].value = columns[q], X[r, q]
+            qsort(self.entries, nnz, sizeof(DictEntry), _entry_order)
+            for q in range(nnz):
+                self.indices[q], self.values[q] = (self.entries[q].column,
+                                                   self.entries[q].value)
+            sums = self._run(nnz, n if r or first < 0 else first, n, Y[r], eta,
+                             intercept_eta, t + r, cumulative_loss, initial_loss,
+                             weights[r])
+            if sums is None:
+                return r, cumulative_loss, initial_loss
+            cumulative_loss, initial_loss, _ = sums
+        return m, cumulative_loss, initial_loss
+
+    def activations(self, dict x, dict columns, bint outputs=False):
+        """OneRow's activations of the dict ``x`` (names without a column count 0),
+        in O(keys): a (1, k) array, or for one output its value (a float); None
+        where OneRow gives None; a DICT_ code for a value that is not a finite
+        number."""
+        cdef Py_ssize_t nnz = self._gather(x, columns, False)
+        cdef double a
+        if nnz < 0:
+            return nnz
+        if self.loop.s.k > 1:
+            return self.calls._activations(&self.values[0], &self.indices[0], nnz,
+                                           outputs)
+        if self.calls._activations_into(&self.values[0], &self.indices[0], nnz,
+                                        outputs, &a):
+            return a
+        return None
+
+    def row(self, dict x, dict columns):
+        """``(columns, values)`` of the dict ``x`` (its names with a column, sorted),
+        as arrays; a DICT_ code as :meth:`activations` gives one."""
+        cdef Py_ssize_t nnz = self._gather(x, columns, False)
+        if nnz < 0:
+            return nnz
+        import numpy as np
+
+        return np.array(self.index_array[:nnz]), np.array(self.values[:nnz])
