@@ -2,10 +2,12 @@
 
 The package must come from the venv (not the checkout), hold its licence and no
 kernel sources, have a compiled module of at most 2 MiB, fit, and learn one row
-through River's API.
+through River's API with what the [river] extra alone installs (no pandas, which
+only the test extra brings).
 """
 
 import importlib.metadata
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +33,11 @@ model = GARegressor().fit(X, y)
 assert model.t_ == 200 * model.n_iter_, model.t_
 assert model.score(X, y) > 0.9, model.score(X, y)
 
+assert importlib.util.find_spec("pandas") is None, "pandas came with the extra"
+from sklearn_ga.river import GAClassifier as RiverClassifier  # noqa: E402
 from sklearn_ga.river import GARegressor as RiverRegressor  # noqa: E402
 
+RiverClassifier().learn_one({"a": 1.0}, True)
 learner = RiverRegressor()
 learner.learn_one({"a": 1.0, "b": -2.0}, 3.0)
 assert learner.t_ == 1, learner.t_
