@@ -42,6 +42,16 @@ from ._validation import (
 # Predictions of CSR rows with under n / COLUMNS_ONLY entries use the weights of
 # their columns rather than build coef_ in O(n).
 COLUMNS_ONLY = 64
+# U="auto" reads the first SCALE_ROWS rows of the first batch, with a ridge penalty
+# of SCALE_RIDGE times the mean squared norm of a (centred) column.
+SCALE_ROWS = 1000
+SCALE_RIDGE = 0.01
+# The activation that stands for a target at an end of a bounded phi's range
+# (phi^-1 is infinite there): a label 1 of phi="logistic" is a logit of 4.
+SCALE_EDGE = 4.0
+# With U="auto" and eta="theory", U doubles after a call that leaves a row of
+# weights with a norm of at least PRESS * U.
+PRESS = 0.75
 
 
 class BaseGA(Engine, BaseEstimator):
@@ -52,7 +62,7 @@ class BaseGA(Engine, BaseEstimator):
         "eta": [Interval(Real, 0, None, closed="neither"), StrOptions({"theory"})],
         "intercept_eta": [Interval(Real, 0, None, closed="neither"),
                           StrOptions({"auto", "eta"})],
-        "U": [Interval(Real, 0, None, closed="neither")],
+        "U": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "p": [Interval(Real, 2, None, closed="left")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -67,7 +77,8 @@ class BaseGA(Engine, BaseEstimator):
         "Y": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "learning_rate": [StrOptions({"constant", "invscaling"})],
-        "average": [Interval(Integral, 0, None, closed="neither"), "boolean"],
+        "average": [Interval(Integral, 0, None, closed="neither"), "boolean",
+                    StrOptions({"auto"})],
         "power_t": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
@@ -177,6 +188,8 @@ class BaseGA(Engine, BaseEstimator):
         validation = None
         if self.early_stopping:
             X, Y, steps, validation = self._held_out(X, Y, sample_weight, steps)
+        if first_call:
+            self._choose_scale(X, Y)
         start = self._start(coef_init, intercept_init, Y.shape[1], X.shape[1],
                             first_call)
         try:
@@ -241,7 +254,7 @@ class BaseGA(Engine, BaseEstimator):
                     + (f" (or ({n},))." if k == 1 else ".")
                 )
             try:
-                theta = PSI[self.psi].inverse(coef.reshape(k, n), float(self.U),
+                theta = PSI[self.psi].inverse(coef.reshape(k, n), self._scale(),
                                               float(self.p))
             except ValueError as error:
                 raise ValueError(
@@ -275,10 +288,40 @@ class BaseGA(Engine, BaseEstimator):
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes
         )
+        if first_call:
+            self._choose_scale(X, Y)
         self._run(X, Y, self._step_weights(Y, sample_weight), first_call=first_call,
                   epochs=False)
         self.validation_scores_ = None
+        self._double_scale()
         return self
+
+    def _choose_scale(self, X, Y):
+        """``U_`` of a first call: ``U``, or for ``U="auto"``
+        :func:`auto_scale` of its first rows."""
+        self.U_ = (auto_scale(self.psi, self.phi, X, Y, self.fit_intercept)
+                   if self.U == "auto" else float(self.U))
+
+    def _doubles(self):
+        """Whether ``U_`` may double (:meth:`_double_scale`)."""
+        return self.U == "auto" and self.eta == "theory" and PSI[self.psi].doubling
+
+    def _double_scale(self):
+        """``U="auto"`` with ``eta="theory"``, for a psi that ``doubling``: double
+        ``U_`` if a row of the weights has a norm of at least ``PRESS * U_``,
+        keeping them (EG±: omega = U (w+ - w-) stays, the same mass added to
+        omega+ and omega-; see doc/user_guide/theory.rst for the bound it keeps).
+        A numeric eta was chosen for its U (HKW Theorem 2's rate is 1/(4 U^2 X^2
+        Z)): then U_ stays."""
+        if not self._doubles():
+            return
+        entry, U, p = PSI[self.psi], self.U_, float(self.p)
+        weights = entry.weights(np.asarray(self.theta_), U, p)
+        if np.max(np.sum(np.abs(weights), axis=1)) < PRESS * U:
+            return
+        theta = entry.inverse(weights, 2.0 * U, p)
+        self.U_ = self._fitted_U = 2.0 * U
+        self._assign("theta_", theta)
 
     # -- prediction ----------------------------------------------------------------
 
@@ -424,6 +467,56 @@ def _finite_array(value, name):
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return array
+
+def auto_scale(psi, phi, X, Y, fit_intercept):
+    """``U_`` for ``U="auto"``: the largest ``scale_norm`` of a row of a ridge fit
+    of the activations of the targets on the first ``SCALE_ROWS`` rows of X (a
+    comparator of the size the data need: U bounds the comparator in HKW's
+    Theorem 2); 1.0 where psi ignores U or the rows fit nothing.
+
+    The activations are phi^-1(Y), with +-SCALE_EDGE at the ends of a bounded
+    range (labels). The fit is centred with an intercept; it solves the n x n
+    normal equations, or their m x m dual (X^T (X X^T + lambda I)^-1 Z, the
+    kernel centred) when the rows are fewer than the features, so that a CSR X
+    of many columns stays sparse.
+    """
+    order = PSI[psi].scale_norm
+    if order is None:
+        return 1.0
+    X, Z = X[:SCALE_ROWS], _activation_targets(phi, Y[:SCALE_ROWS])
+    m, n = X.shape
+    if fit_intercept:
+        Z = Z - Z.mean(axis=0)
+    if n <= m:
+        D = X.toarray() if sp.issparse(X) else np.array(X)
+        if fit_intercept:
+            D -= D.mean(axis=0)
+        gram, right = D.T @ D, D.T @ Z
+    else:
+        gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
+        if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
+            gram = (gram - gram.mean(axis=0) - gram.mean(axis=1)[:, None]
+                    + gram.mean())
+        right = Z
+    ridge = SCALE_RIDGE * np.trace(gram) / n
+    if not (np.isfinite(ridge) and ridge > 0):
+        return 1.0
+    W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
+    if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
+        W = np.asarray(X.T @ W)
+    scale = float(np.max(np.linalg.norm(W, ord=order, axis=0)))
+    return scale if np.isfinite(scale) and scale > 0 else 1.0
+
+
+def _activation_targets(phi, Y):
+    """phi^-1(Y), +-SCALE_EDGE where it is infinite (sign: the labels +-1)."""
+    entry = PHI[phi]
+    if entry.inverse is None:
+        return np.array(Y, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = entry.inverse(np.array(Y, dtype=np.float64))
+    return np.nan_to_num(Z, nan=0.0, posinf=SCALE_EDGE, neginf=-SCALE_EDGE)
+
 
 @functools.cache
 def _parameter_getter(cls):

@@ -445,6 +445,13 @@ class Parameterization:
         Whether the weights are the parameters (gradient descent), so that the CV
         estimators learn dense rows in blocks whose activations and updates are
         products of the rows with every configuration's weights (``block_run``).
+    scale_norm : float or None
+        The norm of each row of weights that ``U`` bounds (1: EG±'s l1 ball; 2:
+        the sphere's radius), which ``U="auto"`` takes of a ridge fit; None for
+        the psi that ignore ``U``.
+    doubling : bool
+        Whether ``U="auto"`` doubles ``U`` when the weights press on the ball,
+        keeping them (EG±: the same mass added to omega+ and omega-).
     """
 
     name: str
@@ -468,6 +475,8 @@ class Parameterization:
     no_natural: str | None = None
     grid_U: bool = False
     blocks: bool = False
+    scale_norm: float | None = None
+    doubling: bool = False
 
     def __post_init__(self):
         if (self.input_bound is None) == (self.no_input_bound is None):
@@ -502,7 +511,7 @@ PSI = {
             hyperparameters=("U",), constrained=True,
             input_bound=_largest(_rows_eg_pm), row_bounds=_rows_eg_pm,
             description="EG±: signed weights with l1 norm below U", grid_U=True,
-            inverse=_inverse_eg_pm),
+            inverse=_inverse_eg_pm, scale_norm=1.0, doubling=True),
         Parameterization(
             name="exp", code=PsiCode.PSI_EXP, weights=_exp, potential=_potential_exp,
             divergence=_divergence_exp, constrained=True,
@@ -527,7 +536,7 @@ PSI = {
             no_input_bound=_GEODESIC_NO_BOUND, row_bounds=_rows_identity,
             description="weights on the sphere of radius U, geodesic steps (KMWW "
                         "Example 2)", geodesic=True, start=1.0,
-            inverse=_inverse_sphere),
+            inverse=_inverse_sphere, scale_norm=2.0),
         Parameterization(
             name="simplex", code=PsiCode.PSI_SIMPLEX, weights=_simplex,
             constrained=True, no_input_bound=_GEODESIC_NO_BOUND,

@@ -185,7 +185,12 @@ class TheoryRates(Rates):
             c, changes = floor, 0
             if state is not None:
                 ((b_key, c_key), _, _), (B, S, c, changes), _ = state
-                if b_key != self.keys[0]:
+                if b_key[0] == psi and self.entry.doubling and (
+                        b_key[2:] == self.keys[0][2:]):
+                    # U_ doubled (U="auto"): b = U^2 max ||x||_inf^2 (HKW §III)
+                    # for the rows seen, at the new U.
+                    B *= (self.U / b_key[1]) ** 2
+                elif b_key != self.keys[0]:
                     B = S = 0.0
                 if c_key != self.keys[1]:
                     c = floor
