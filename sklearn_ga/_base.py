@@ -27,6 +27,7 @@ from ._engine import Engine
 from ._one_row import one_row, one_row_path
 from ._phi import PHI
 from ._psi import PSI
+from ._rates import TheoryRates
 from ._validation import (
     UnsortedRows,
     all_finite,
@@ -321,7 +322,9 @@ class BaseGA(Engine, BaseEstimator):
             return
         theta = entry.inverse(weights, 2.0 * U, p)
         self.U_ = self._fitted_U = 2.0 * U
+        self._rate_state = TheoryRates.rescaled(self._rate_state, 2.0 * U)
         self._assign("theta_", theta)
+        self.eta_, self.intercept_eta_ = self._rates(False, theta.shape[1]).current()
 
     # -- prediction ----------------------------------------------------------------
 

@@ -178,7 +178,10 @@ class Engine:
         """
         rates = self._rates(first_call, X.shape[1])
         rates.prepare(X, Y, sample_weight)
-        average = self._average_of(epochs, X.shape[0])
+        progress = ((0, 0.0, 0.0) if first_call else
+                    (self.t_, self.cumulative_loss_,
+                     self.__dict__.get("_initial_loss", 0.0)))
+        average = self._average_of(epochs, X.shape[0], progress[0])
         loop, theta, intercept, kept = self._loop_to_continue(
             rates, Y.shape[1], X.shape[1], first_call, epochs, start, average)
 
@@ -189,9 +192,6 @@ class Engine:
                 return validation(weights, intercepts)
             return validation(loop.weights(), intercept)
 
-        progress = ((0, 0.0, 0.0) if first_call else
-                    (self.t_, self.cumulative_loss_,
-                     self.__dict__.get("_initial_loss", 0.0)))
         # The path measure goes on (a model pickled before it was kept has none).
         loop.path = 0.0 if first_call else self.__dict__.get("path_measure_", np.nan)
         if kept:
@@ -251,14 +251,15 @@ class Engine:
         data (:func:`~sklearn_ga._base.auto_scale`)."""
         return self.__dict__["U_"] if self.U == "auto" else float(self.U)
 
-    def _average_of(self, epochs, rows):
-        """The trial from which a call of ``rows`` rows averages (0: none):
-        ``average``, or with ``average="auto"`` from the second epoch of ``fit``
-        on (its first is the on-line algorithm, and a one-epoch fit is
-        unchanged), and never in ``partial_fit``, which learns on-line."""
+    def _average_of(self, epochs, rows, t=0):
+        """The trial (counted since the reset) from which a call of ``rows`` rows
+        after trial ``t`` averages (0: none): ``average``, or with
+        ``average="auto"`` from the second epoch of ``fit`` on (its first is the
+        on-line algorithm: a one-epoch fit is unchanged), and never in
+        ``partial_fit``, which learns on-line."""
         if self.average != "auto":
             return int(self.average)
-        return rows + 1 if epochs else 0
+        return t + rows + 1 if epochs else 0
 
     def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None,
                           average=0):
@@ -280,8 +281,10 @@ class Engine:
             terms = kept.loop.terms() if kept is not None else None
         else:
             theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
-        # (Used where the loop is built without terms, which carry them.)
-        averages = None if first_call else self._carried_averages()
+        # (Used where the loop is built without terms, which carry them; a fit
+        # of average="auto" averages its own epochs.)
+        averages = (None if first_call or (epochs and self.average == "auto")
+                    else self._carried_averages())
         eta, intercept_eta = rates.current()
         loop = self._trial_loop(theta, intercept, eta, terms=terms,
                                 intercept_eta=intercept_eta, averages=averages,

@@ -185,12 +185,7 @@ class TheoryRates(Rates):
             c, changes = floor, 0
             if state is not None:
                 ((b_key, c_key), _, _), (B, S, c, changes), _ = state
-                if b_key[0] == psi and self.entry.doubling and (
-                        b_key[2:] == self.keys[0][2:]):
-                    # U_ doubled (U="auto"): b = U^2 max ||x||_inf^2 (HKW §III)
-                    # for the rows seen, at the new U.
-                    B *= (self.U / b_key[1]) ** 2
-                elif b_key != self.keys[0]:
+                if b_key != self.keys[0]:
                     B = S = 0.0
                 if c_key != self.keys[1]:
                     c = floor
@@ -306,6 +301,17 @@ class TheoryRates(Rates):
     def state(self):
         self.current()  # (the pair of the committed maxima, kept with them)
         return (self.keys, self.rule, self.fit_intercept), self.committed, self.pair_of
+
+    @staticmethod
+    def rescaled(state, U):
+        """``state`` with the rows seen bounded at a new U of a psi whose bound is
+        U^2 max ||x||_inf^2 (EG±, HKW §III), as U="auto" doubles U; None stays."""
+        if state is None:
+            return None
+        ((psi, old, p, growth), c_key), rule, fit_intercept = state[0]
+        B, S, c, changes = state[1]
+        return ((((psi, float(U), p, growth), c_key), rule, fit_intercept),
+                (B * (U / old) ** 2, S, c, changes), (None, None))
 
 
 class InvScaling(Rates):
