@@ -256,10 +256,11 @@ class Engine:
         after trial ``t`` averages (0: none): ``average``, or with
         ``average="auto"`` from the second epoch of ``fit`` on (its first is the
         on-line algorithm: a one-epoch fit is unchanged), and never in
-        ``partial_fit``, which learns on-line."""
+        ``partial_fit``, which learns on-line, nor for a geodesic psi (a mean of
+        points of the sphere leaves it)."""
         if self.average != "auto":
             return int(self.average)
-        return t + rows + 1 if epochs else 0
+        return t + rows + 1 if epochs and not PSI[self.psi].geodesic else 0
 
     def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None,
                           average=0):

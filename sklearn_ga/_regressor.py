@@ -175,12 +175,12 @@ class GARegressor(RegressorMixin, BaseGA):
         fit is the on-line algorithm; the weights of later epochs average out
         the noise that a constant rate leaves in the last one), and
         :meth:`partial_fit` never (it learns on-line: ``coef_`` then is
-        ``psi(theta_)``). Otherwise SGD's averaging: ``coef_`` and
-        ``intercept_`` become the mean of the weights ``psi(Theta_t)`` and of
-        the intercepts ``b_t`` after each trial's update, from the first trial
-        (``True``) or from the ``average``-th trial since the model was reset
-        (before it they are the plain ones), across calls and epochs:
-        ``average=10`` averages from the 10th sample seen on, as
+        ``psi(theta_)``), nor with the geodesic psi. Otherwise SGD's averaging:
+        ``coef_`` and ``intercept_`` become the mean of the weights
+        ``psi(Theta_t)`` and of the intercepts ``b_t`` after each trial's update,
+        from the first trial (``True``) or from the ``average``-th trial since
+        the model was reset (before it they are the plain ones), across calls
+        and epochs: ``average=10`` averages from the 10th sample seen on, as
         ``SGDRegressor(average=10)`` does. ``theta_``, the learning and
         ``cumulative_loss_`` stay those of the plain algorithm; predictions use
         the means. This is the online-to-batch conversion, whose risk is bounded
