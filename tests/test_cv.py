@@ -468,3 +468,78 @@ def test_the_grid_parameters_are_read_only_and_can_be_replaced():
     np.testing.assert_allclose(search.thetas_, start.thetas_, rtol=1e-12,
                                atol=1e-15)
     np.testing.assert_allclose(search.coef_, start.coef_, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("task", ["regressor", "classifier"])
+@pytest.mark.parametrize("psi", ["identity", "eg_pm"])
+def test_fit_finishes_the_selected_configuration_as_fit_does(psi, task):
+    # The model predicted with is the plain estimator's fit at the selected eta, U
+    # and intercept rate (the same code: bit for bit); the grid's one pass stays.
+    X, y = sparse_target()
+    if task == "regressor":
+        search_class, plain_class, target = GARegressorCV, GARegressor, y
+    else:
+        search_class, plain_class, target = GAClassifierCV, GAClassifier, y > 0
+    search = search_class(psi=psi, etas=ETAS[:3], random_state=0).fit(X, target)
+    one_pass = search_class(psi=psi, etas=ETAS[:3], max_iter=1).fit(X, target)
+    plain = plain_class(psi=psi, eta=search.eta_, U=search.U_,
+                        intercept_eta=search.intercept_eta_,
+                        random_state=0).fit(X, target)
+    np.testing.assert_array_equal(search.coef_, plain.coef_)
+    np.testing.assert_array_equal(search.intercept_, plain.intercept_)
+    np.testing.assert_array_equal(search.predict(X), plain.predict(X))
+    assert search.n_iter_ == 1 + plain.n_iter_ > 2 and one_pass.n_iter_ == 1
+    np.testing.assert_array_equal(search.thetas_, one_pass.thetas_)
+    best = search.cv_results_["params"][search.best_index_]
+    classes = {} if task == "regressor" else {"classes": [False, True]}
+    np.testing.assert_array_equal(one_pass.coef_, separate(
+        plain_class, {"psi": psi, **best}, X, target, **classes).coef_)
+    # A copy predicts as the finished model; partial_fit continues the grid.
+    copy = pickle.loads(pickle.dumps(search))
+    np.testing.assert_array_equal(copy.predict(X), search.predict(X))
+    assert not copy.coef_.flags.writeable
+    for model in (copy, one_pass):
+        model.partial_fit(X[:50], target[:50])
+    np.testing.assert_array_equal(copy.coef_, one_pass.coef_)
+    np.testing.assert_array_equal(copy.thetas_, one_pass.thetas_)
+
+
+def test_every_fitted_array_of_the_grid_is_read_only():
+    X, y = sparse_target()
+    search = GARegressorCV(max_iter=1, psi="eg_pm", etas=ETAS[:2]).fit(X, y)
+    arrays = [search.progressive_loss_, search.thetas_, search.intercepts_,
+              search.coef_, search.intercept_,
+              *(value for value in search.cv_results_.values()
+                if isinstance(value, np.ndarray))]
+    for array in arrays:
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 0.0
+    before = search.progressive_loss_.copy()
+    search.partial_fit(X[:10], y[:10])  # (a new array, continued from the old)
+    assert np.all(search.progressive_loss_ >= before)
+
+
+def test_the_default_us_surround_the_automatic_u():
+    X, y = sparse_target()
+    search = GARegressorCV(max_iter=1, psi="eg_pm").fit(X, y)
+    U = GARegressor(psi="eg_pm", eta=0.1).partial_fit(X, y).U_
+    np.testing.assert_allclose(np.unique(search.cv_results_["param_U"]),
+                               [U / 4, U, 4 * U], rtol=1e-12)
+    # An int etas is in units of U^-2 for EG± (HKW Theorem 2's rate).
+    units = [config["eta"] * config["U"] ** 2
+             for config in search.cv_results_["params"]]
+    np.testing.assert_allclose(units, np.tile(np.logspace(-4, 0, 9), 3), rtol=1e-12)
+
+
+def test_eg_pm_learns_an_uncentred_target_at_a_hand_set_u():
+    # The diabetes progression (mean 152) at the U of a ridge fit: the intercept
+    # learns at the grid's rate for gradient descent, not at EG±'s eta.
+    from sklearn.datasets import load_diabetes
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_diabetes(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    order = np.random.default_rng(0).permutation(y.shape[0])
+    search = GARegressorCV(psi="eg_pm", Us=[144.0], random_state=0).fit(
+        X[order], y[order])
+    assert search.score(X, y) > 0.45
