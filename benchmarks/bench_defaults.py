@@ -55,7 +55,7 @@ def ga_models(regression):
     plain, cv = ((GARegressor, GARegressorCV) if regression
                  else (GAClassifier, GAClassifierCV))
     return {"GA": plain(random_state=0), "GA eg_pm": plain("eg_pm", random_state=0),
-            "GA CV": cv(), "GA CV eg_pm": cv("eg_pm")}
+            "GA CV": cv(random_state=0), "GA CV eg_pm": cv("eg_pm", random_state=0)}
 
 
 def table():

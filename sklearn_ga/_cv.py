@@ -50,8 +50,8 @@ class GARegressorCV(_GridMixin, GARegressor):
     etas : int or array-like of float, default=9
         Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``, for
         ``psi="eg_pm"`` divided by U^2 at each U (HKW Theorem 2's rate scales as
-        1 / U^2). The intercepts learn at eta (for EG±, at eta U^2, the rate of
-        the grid before that factor: the intercept is a gradient-descent weight).
+        1 / U^2, which the intercepts, gradient-descent weights, do not take: they
+        learn at the rate given).
     Us : array-like of float or "auto", default="auto"
         Scales of EG± to try (``psi="eg_pm"``); ignored by the other ``psi``.
         ``"auto"``: 1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
@@ -204,8 +204,8 @@ class GAClassifierCV(_GridMixin, GAClassifier):
     etas : int or array-like of float, default=9
         Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``, for
         ``psi="eg_pm"`` divided by U^2 at each U (HKW Theorem 2's rate scales as
-        1 / U^2). The intercepts learn at eta (for EG±, at eta U^2, the rate of
-        the grid before that factor: the intercept is a gradient-descent weight).
+        1 / U^2, which the intercepts, gradient-descent weights, do not take: they
+        learn at the rate given).
     Us : array-like of float or "auto", default="auto"
         Scales of EG± to try (``psi="eg_pm"``); ignored by the other ``psi``.
         ``"auto"``: 1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of

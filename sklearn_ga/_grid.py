@@ -113,12 +113,13 @@ class _GridMixin:
         return 1.0
 
     def _intercept_of(self, g):
-        """The intercept's rate beside configuration g: its eta, times U^2 for a
-        psi that grid_U (the rate of the grid before its 1 / U^2: that of a
-        gradient-descent weight, which the intercept is, KW01 Theorem 3's block
-        of its own). Gradient descent's grid runs in blocks at one rate."""
+        """The intercept's rate beside configuration g: the rate given in
+        ``etas``, which an int ``etas`` divides by U^2 for the weights only (the
+        intercept is a gradient-descent weight, KW01 Theorem 3's block of its
+        own). Gradient descent's grid runs in blocks at one rate."""
         eta, U = self._configs[g]
-        return eta * U**2 if PSI[self.psi].grid_U else eta
+        per_U = PSI[self.psi].grid_U and isinstance(self.etas, Integral)
+        return eta * U**2 if per_U else eta
 
     def _configuration_loop(self, g, thetas, intercepts, terms=None):
         """The loop of configuration g on ``thetas[g]``, ``intercepts[g]``."""

@@ -45,16 +45,8 @@ def assert_results_table(search, etas, Us=(1.0,)):
     assert losses[search.best_index_] == np.min(losses)
 
 
-def grid_config(config):
-    """The parameters of the plain estimator that runs a configuration of the grid
-    (EG±'s intercept learns at eta U^2, the grid's rate before its 1 / U^2)."""
-    if config.get("psi") == "eg_pm":
-        return {**config, "intercept_eta": config["eta"] * config["U"] ** 2}
-    return config
-
-
 def separate(estimator_class, config, X, y, **fit_params):
-    model = estimator_class(**grid_config(config))
+    model = estimator_class(**config)
     return model.partial_fit(X, y, **fit_params)
 
 
@@ -277,8 +269,7 @@ def test_kfold_selects_the_least_held_out_loss():
     for params in search.cv_results_["params"]:
         losses = []
         for train, test in folds.split(X):
-            model = GARegressor(**grid_config({"psi": "eg_pm", "phi": "tanh",
-                                               **params}))
+            model = GARegressor(psi="eg_pm", phi="tanh", **params)
             model.partial_fit(X[train], y[train])
             losses.append(np.mean(PHI["tanh"].loss(y[test], model._activations(
                 X[test])[:, 0])))
@@ -384,7 +375,7 @@ def test_partial_fit_continues_every_configuration_as_its_own_model(psi, sparse)
     form = sp.csr_matrix if sparse else np.asarray
     grid = {"psi": psi, "phi": "tanh", "p": 3.0}
     search = GARegressorCV(max_iter=1, etas=ETAS[:3], Us=US[:2], **grid)
-    models = [GARegressor(**grid_config({**grid, **params})) for params in
+    models = [GARegressor(**grid, **params) for params in
               GARegressorCV(max_iter=1, etas=ETAS[:3], Us=US[:2], **grid).fit(
                   X[:5], y[:5]).cv_results_["params"]]
     for rows in stream_batches(X.shape[0]):
