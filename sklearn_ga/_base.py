@@ -180,7 +180,7 @@ class BaseGA(Engine, BaseEstimator):
         # before the trial loop, which then checks each row as it reads it rather
         # than in a pass of its own over the indices.
         check_rows = (first_call and self.eta != "theory"
-                      and not self.early_stopping)
+                      and not self.early_stopping and not self._scale_from_data())
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=None,
             check_rows=check_rows,
@@ -296,6 +296,10 @@ class BaseGA(Engine, BaseEstimator):
         self.validation_scores_ = None
         self._double_scale()
         return self
+
+    def _scale_from_data(self):
+        """Whether a first call reads X for ``U_`` (:func:`auto_scale`)."""
+        return self.U == "auto" and PSI[self.psi].scale_norm is not None
 
     def _choose_scale(self, X, Y):
         """``U_`` of a first call: ``U``, or for ``U="auto"``
@@ -504,7 +508,10 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
     ridge = SCALE_RIDGE * np.trace(gram) / n
     if not (np.isfinite(ridge) and ridge > 0):
         return 1.0
-    W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
+    try:  # (X is checked for NaN by the trial loop, which reports it)
+        W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
+    except np.linalg.LinAlgError:
+        return 1.0
     if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
         W = np.asarray(X.T @ W)
     scale = float(np.max(np.linalg.norm(W, ord=order, axis=0)))

@@ -203,7 +203,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     warm_start : bool, default=False
         Whether :meth:`fit` continues from the current parameters.
     average : bool, int or "auto", default=False
-        ``"auto"``: :meth:`fit` averages from its second epoch on, and
+        ``"auto"``: :meth:`fit` averages from its noise floor on, and
         :meth:`partial_fit` never (:class:`GARegressor`'s default; not the
         classifier's, whose last weights classified bundled data sets better
         than their averages, doc/user_guide/defaults.rst). Otherwise SGD's

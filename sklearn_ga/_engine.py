@@ -42,6 +42,10 @@ from ._state import (
     read_only_in_place,
 )
 
+# average="auto" in fit: the averaging starts after the first epoch whose on-line
+# loss does not improve on the best by tol * n_samples.
+AT_FLOOR = -1
+
 
 class Engine:
     """The engine half of :class:`~sklearn_ga._base.BaseGA`: the compiled loop of
@@ -181,7 +185,7 @@ class Engine:
         progress = ((0, 0.0, 0.0) if first_call else
                     (self.t_, self.cumulative_loss_,
                      self.__dict__.get("_initial_loss", 0.0)))
-        average = self._average_of(epochs, X.shape[0], progress[0])
+        average = self._average_of(epochs)
         loop, theta, intercept, kept = self._loop_to_continue(
             rates, Y.shape[1], X.shape[1], first_call, epochs, start, average)
 
@@ -241,7 +245,7 @@ class Engine:
         """What a trial loop is built from, besides the parameters: the settings,
         and whether it averages (by default, as ``partial_fit``)."""
         if average is None:
-            average = self._average_of(False, 0)
+            average = self._average_of(False)
         return (self.psi, self.phi, self.eta, self.intercept_eta, self._scale(),
                 self.p, self.fit_intercept, self.update, self.loss, self.Y,
                 self.alpha, bool(average))
@@ -251,16 +255,14 @@ class Engine:
         data (:func:`~sklearn_ga._base.auto_scale`)."""
         return self.__dict__["U_"] if self.U == "auto" else float(self.U)
 
-    def _average_of(self, epochs, rows, t=0):
-        """The trial (counted since the reset) from which a call of ``rows`` rows
-        after trial ``t`` averages (0: none): ``average``, or with
-        ``average="auto"`` from the second epoch of ``fit`` on (its first is the
-        on-line algorithm: a one-epoch fit is unchanged), and never in
-        ``partial_fit``, which learns on-line, nor for a geodesic psi (a mean of
-        points of the sphere leaves it)."""
+    def _average_of(self, epochs):
+        """The trial (counted since the reset) from which a call averages (0:
+        none): ``average``; with ``average="auto"``, ``AT_FLOOR`` in ``fit`` (see
+        :meth:`_epochs`) and never in ``partial_fit``, which learns on-line, nor
+        for a geodesic psi (a mean of points of the sphere leaves it)."""
         if self.average != "auto":
             return int(self.average)
-        return t + rows + 1 if epochs and not PSI[self.psi].geodesic else 0
+        return AT_FLOOR if epochs and not PSI[self.psi].geodesic else 0
 
     def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None,
                           average=0):
@@ -345,6 +347,7 @@ class Engine:
         rng = check_random_state(self.random_state) if shuffled else None
         chunks = Chunks(X, Y.shape[1], self._lazy_csr())
         checked, batch_initial = may_run_away(self.psi, self.phi), None
+        floor = average == AT_FLOOR
         best_loss, no_improvement, epoch, done, first_loss = np.inf, 0, 0, 0, 0.0
         best_score = -np.inf
         with Interrupt(enabled=n_epochs > 1 or chunks.rows < m) as interrupt:
@@ -358,7 +361,8 @@ class Engine:
                 try:
                     status, trials, epoch_loss = run_pass(
                         loop, run, order, rates, t, chunks, hold=epochs,
-                        interrupt=interrupt, average=average)
+                        interrupt=interrupt,
+                        average=t + m + 1 if floor else average)
                 except Interrupted:
                     if done:
                         loop.restore()
@@ -396,6 +400,10 @@ class Engine:
                     self._report(epoch, time.perf_counter() - started, epoch_loss / m,
                                  rates, t, scored)
                 no_improvement = no_improvement + 1 if worse else 0
+                if floor and epoch_loss > best_loss - max(self.tol or 0.0, 0.0) * m:
+                    # The constant rate's noise floor: averaging its iterates from
+                    # here on removes their noise (Polyak-Ruppert).
+                    floor, average = False, t + 1
                 best_loss = min(best_loss, epoch_loss)
                 if interrupt.requested or (
                         stop_on_tol and no_improvement >= self.n_iter_no_change):
@@ -481,7 +489,7 @@ class Engine:
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
                          terms if psi == self.psi else None, alpha=float(self.alpha),
                          intercept_eta=intercept_eta,
-                         average=bool(self._average_of(False, 0) if average is None
+                         average=bool(self._average_of(False) if average is None
                                       else average),
                          averages=averages)
 

@@ -128,7 +128,7 @@ class OneRowPath:
         # (An averaging model predicts with the averages, not the loop's weights.)
         self.predicts = not kept.averaging
         self.calls = OneRow(kept.loop, start, RUNAWAY_RATIO if checked else 0.0,
-                            bound_limit, growth, model._average_of(False, 0))
+                            bound_limit, growth, model._average_of(False))
 
     def learn(self, model, X, y):
         """Run ``partial_fit(X, y)`` if this path can (see the module docstring);

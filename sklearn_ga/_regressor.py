@@ -171,9 +171,10 @@ class GARegressor(RegressorMixin, BaseGA):
     warm_start : bool, default=False
         Whether :meth:`fit` continues from the current parameters.
     average : bool, int or "auto", default="auto"
-        ``"auto"``: :meth:`fit` averages from its second epoch on (a one-epoch
-        fit is the on-line algorithm; the weights of later epochs average out
-        the noise that a constant rate leaves in the last one), and
+        ``"auto"``: :meth:`fit` averages from the end of the first epoch whose
+        on-line loss does not improve on the best by ``tol * n_samples`` on (the
+        noise floor of a constant rate, whose last weights carry its noise: their
+        average does not; a one-epoch fit stays the on-line algorithm), and
         :meth:`partial_fit` never (it learns on-line: ``coef_`` then is
         ``psi(theta_)``), nor with the geodesic psi. Otherwise SGD's averaging:
         ``coef_`` and ``intercept_`` become the mean of the weights
