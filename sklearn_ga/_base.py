@@ -47,6 +47,7 @@ COLUMNS_ONLY = 64
 # of SCALE_RIDGE times the mean squared norm of a (centred) column.
 SCALE_ROWS = 1000
 SCALE_RIDGE = 0.01
+SCALE_BLOCK = 128  # (rows made dense at a time)
 # The activation that stands for a target at an end of a bounded phi's range
 # (phi^-1 is infinite there): a label 1 of phi="logistic" is a logit of 4.
 SCALE_EDGE = 4.0
@@ -490,15 +491,26 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
     order = PSI[psi].scale_norm
     if order is None:
         return 1.0
-    X, Z = X[:SCALE_ROWS], _activation_targets(phi, Y[:SCALE_ROWS])
+    Z = _activation_targets(phi, Y[:SCALE_ROWS])
+    if sp.issparse(X):  # (a view of the first rows: nothing copied)
+        end = X.indptr[Z.shape[0]]
+        X = sp.csr_matrix((X.data[:end], X.indices[:end], X.indptr[:Z.shape[0] + 1]),
+                          shape=(Z.shape[0], X.shape[1]), copy=False)
+    else:
+        X = X[:SCALE_ROWS]
     m, n = X.shape
     if fit_intercept:
         Z = Z - Z.mean(axis=0)
-    if n <= m:
-        D = X.toarray() if sp.issparse(X) else np.array(X)
-        if fit_intercept:
-            D -= D.mean(axis=0)
-        gram, right = D.T @ D, D.T @ Z
+    if n <= m:  # (X^T X - m mu mu^T, summed over blocks of rows made dense)
+        gram, right, mean = np.zeros((n, n)), np.zeros((n, Z.shape[1])), np.zeros(n)
+        for start in range(0, m, SCALE_BLOCK):
+            D = X[start:start + SCALE_BLOCK]
+            D = D.toarray() if sp.issparse(D) else D
+            gram += D.T @ D
+            right += D.T @ Z[start:start + SCALE_BLOCK]
+            mean += D.sum(axis=0) / m
+        if fit_intercept:  # (Z is centred: X^T Z = X_c^T Z)
+            gram -= m * np.outer(mean, mean)
     else:
         gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
         if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
