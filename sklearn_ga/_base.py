@@ -325,11 +325,19 @@ class BaseGA(Engine, BaseEstimator):
         weights = entry.weights(np.asarray(self.theta_), U, p)
         if np.max(np.sum(np.abs(weights), axis=1)) < PRESS * U:
             return
-        theta = entry.inverse(weights, 2.0 * U, p)
+        theta = np.ascontiguousarray(entry.inverse(weights, 2.0 * U, p))
+        intercept = np.array(self.__dict__["intercept_"])
         self.U_ = self._fitted_U = 2.0 * U
         self._rate_state = TheoryRates.rescaled(self._rate_state, 2.0 * U)
-        self._assign("theta_", theta)
-        self.eta_, self.intercept_eta_ = self._rates(False, theta.shape[1]).current()
+        eta, intercept_eta = self._rates(False, theta.shape[1]).current()
+        # The model's loop from here on, as a call would build it.
+        averages = self._carried_averages()
+        self.__dict__.pop("_one_row", None)
+        self.__dict__.pop("coef_", None)
+        self._keep(self._trial_loop(theta, intercept, eta, intercept_eta=intercept_eta,
+                                    averages=averages), theta, intercept)
+        self._kept_loop.params = self._param_values()
+        self.eta_, self.intercept_eta_ = eta, intercept_eta
 
     # -- prediction ----------------------------------------------------------------
 
