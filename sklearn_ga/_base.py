@@ -23,7 +23,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._engine import Engine
+from ._engine import AT_FLOOR, Engine
 from ._one_row import one_row, one_row_path
 from ._phi import PHI
 from ._psi import PSI
@@ -307,6 +307,20 @@ class BaseGA(Engine, BaseEstimator):
         :func:`auto_scale` of its first rows."""
         self.U_ = (auto_scale(self.psi, self.phi, X, Y, self.fit_intercept)
                    if self.U == "auto" else float(self.U))
+
+    def _scale(self):
+        """The U in use: ``U``, or with ``U="auto"`` the ``U_`` chosen from the
+        data (:func:`~sklearn_ga._base.auto_scale`)."""
+        return self.__dict__["U_"] if self.U == "auto" else float(self.U)
+
+    def _average_of(self, epochs):
+        """The trial (counted since the reset) from which a call averages (0:
+        none): ``average``; with ``average="auto"``, ``AT_FLOOR`` in ``fit`` (see
+        :meth:`_epochs`) and never in ``partial_fit``, which learns on-line, nor
+        for a geodesic psi (a mean of points of the sphere leaves it)."""
+        if self.average != "auto":
+            return int(self.average)
+        return AT_FLOOR if epochs and not PSI[self.psi].geodesic else 0
 
     def _doubles(self):
         """Whether ``U_`` may double (:meth:`_double_scale`)."""

@@ -42,9 +42,7 @@ from ._state import (
     read_only_in_place,
 )
 
-# average="auto" in fit: the averaging starts after the first epoch whose on-line
-# loss does not improve on the best by tol * n_samples.
-AT_FLOOR = -1
+AT_FLOOR = -1  # average="auto" in fit: from the noise floor on (see _epochs)
 
 
 class Engine:
@@ -182,9 +180,6 @@ class Engine:
         """
         rates = self._rates(first_call, X.shape[1])
         rates.prepare(X, Y, sample_weight)
-        progress = ((0, 0.0, 0.0) if first_call else
-                    (self.t_, self.cumulative_loss_,
-                     self.__dict__.get("_initial_loss", 0.0)))
         average = self._average_of(epochs)
         loop, theta, intercept, kept = self._loop_to_continue(
             rates, Y.shape[1], X.shape[1], first_call, epochs, start, average)
@@ -196,6 +191,9 @@ class Engine:
                 return validation(weights, intercepts)
             return validation(loop.weights(), intercept)
 
+        progress = ((0, 0.0, 0.0) if first_call else
+                    (self.t_, self.cumulative_loss_,
+                     self.__dict__.get("_initial_loss", 0.0)))
         # The path measure goes on (a model pickled before it was kept has none).
         loop.path = 0.0 if first_call else self.__dict__.get("path_measure_", np.nan)
         if kept:
@@ -225,8 +223,7 @@ class Engine:
         eta, intercept_eta = rates.current()
         self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
                         eta=eta, intercept_eta=intercept_eta,
-                        n_eta_changes=rates.n_changes, U=self._scale(),
-                        n_iter=n_iter,
+                        n_eta_changes=rates.n_changes, U=self._scale(), n_iter=n_iter,
                         t=t, cumulative_loss=cumulative_loss)
         # A penalty's pull moves Theta too, and is not measured.
         self.path_measure_ = loop.path if self.alpha == 0 else np.nan
@@ -242,30 +239,13 @@ class Engine:
         return bool(path) and path.learn(self, X, y)
 
     def _loop_key(self, average=None):
-        """What a trial loop is built from, besides the parameters: the settings,
-        and whether it averages (by default, as ``partial_fit``)."""
-        if average is None:
-            average = self._average_of(False)
+        """What a trial loop is built from, besides the parameters (averaging
+        from trial ``average``, by default as in ``partial_fit``)."""
         return (self.psi, self.phi, self.eta, self.intercept_eta, self._scale(),
-                self.p, self.fit_intercept, self.update, self.loss, self.Y,
-                self.alpha, bool(average))
+                self.p, self.fit_intercept, self.update, self.loss, self.Y, self.alpha,
+                bool(self._average_of(False) if average is None else average))
 
-    def _scale(self):
-        """The U in use: ``U``, or with ``U="auto"`` the ``U_`` chosen from the
-        data (:func:`~sklearn_ga._base.auto_scale`)."""
-        return self.__dict__["U_"] if self.U == "auto" else float(self.U)
-
-    def _average_of(self, epochs):
-        """The trial (counted since the reset) from which a call averages (0:
-        none): ``average``; with ``average="auto"``, ``AT_FLOOR`` in ``fit`` (see
-        :meth:`_epochs`) and never in ``partial_fit``, which learns on-line, nor
-        for a geodesic psi (a mean of points of the sphere leaves it)."""
-        if self.average != "auto":
-            return int(self.average)
-        return AT_FLOOR if epochs and not PSI[self.psi].geodesic else 0
-
-    def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None,
-                          average=0):
+    def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None, average=0):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
         built for these settings, the model's parameters are still its own and the
         call is partial_fit's; else a new one on fresh parameters (``start``, or a
@@ -284,10 +264,10 @@ class Engine:
             terms = kept.loop.terms() if kept is not None else None
         else:
             theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
-        # (Used where the loop is built without terms, which carry them; a fit
-        # of average="auto" averages its own epochs.)
-        averages = (None if first_call or (epochs and self.average == "auto")
-                    else self._carried_averages())
+        # (Where the loop is built without terms, which carry them; a fit of
+        # average="auto" averages its own epochs.)
+        auto = epochs and self.average == "auto"
+        averages = None if first_call or auto else self._carried_averages()
         eta, intercept_eta = rates.current()
         loop = self._trial_loop(theta, intercept, eta, terms=terms,
                                 intercept_eta=intercept_eta, averages=averages,
@@ -312,18 +292,16 @@ class Engine:
         return None
 
     def _keep(self, loop, theta, intercept, average=None):
-        """Keep ``loop`` (averaging from trial ``average``, by default as
-        ``partial_fit``'s) for the next call, its parameters given out as
-        read-only ``theta_`` and ``intercept_`` (so that they stay those of its
-        terms)."""
+        """Keep ``loop`` (of ``_loop_key(average)``) for the next call, its parameters
+        given out as read-only ``theta_`` and ``intercept_`` (so that they stay
+        those of its terms)."""
         theta, intercept = read_only(theta, intercept)
         self.__dict__.update(theta_=theta, intercept_=intercept)
         self.__dict__.pop("_averages", None)  # (the loop holds them)
         key = self._loop_key(average)
         self._kept_loop = KeptLoop(key, loop, theta, intercept, averaging=key[-1])
 
-    def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None,
-                average=0):
+    def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None, average=0):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss,
         initial_loss)`` after them, from ``progress`` = (t, cumulative_loss,
         initial_loss) before. ``tol`` watches the on-line loss of each epoch, or
@@ -361,8 +339,7 @@ class Engine:
                 try:
                     status, trials, epoch_loss = run_pass(
                         loop, run, order, rates, t, chunks, hold=epochs,
-                        interrupt=interrupt,
-                        average=t + m + 1 if floor else average)
+                        interrupt=interrupt, average=t + m + 1 if floor else average)
                 except Interrupted:
                     if done:
                         loop.restore()
@@ -379,8 +356,8 @@ class Engine:
                 if checked:
                     if batch_initial is None:
                         batch_initial = initial_model_loss(
-                            X, Y, sample_weight, self.psi, self.phi,
-                            self._scale(), self.p)
+                            X, Y, sample_weight, self.psi, self.phi, self._scale(),
+                            self.p)
                     initial_loss += batch_initial
                     cause = runaway(cumulative_loss, initial_loss)
                     if cause:
@@ -401,8 +378,8 @@ class Engine:
                                  rates, t, scored)
                 no_improvement = no_improvement + 1 if worse else 0
                 if floor and epoch_loss > best_loss - max(self.tol or 0.0, 0.0) * m:
-                    # The constant rate's noise floor: averaging its iterates from
-                    # here on removes their noise (Polyak-Ruppert).
+                    # The constant rate's noise floor: the average of the
+                    # iterates from here on has none of their noise.
                     floor, average = False, t + 1
                 best_loss = min(best_loss, epoch_loss)
                 if interrupt.requested or (
@@ -483,15 +460,13 @@ class Engine:
         psi = self._loop_psi()
         if intercept_eta is None:
             intercept_eta = self._intercept_rate(eta)
+        average = self._average_of(False) if average is None else average
         return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(self._scale() if U is None else U),
-                         float(self.p),
+                         eta, float(self._scale() if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
                          terms if psi == self.psi else None, alpha=float(self.alpha),
-                         intercept_eta=intercept_eta,
-                         average=bool(self._average_of(False) if average is None
-                                      else average),
-                         averages=averages)
+                         intercept_eta=intercept_eta, averages=averages,
+                         average=bool(average))
 
     def _intercept_rate(self, eta):
         """The intercept's constant rate beside a numeric ``eta``: ``eta`` itself
