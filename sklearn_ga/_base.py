@@ -327,8 +327,8 @@ class BaseGA(Engine, BaseEstimator):
         return self.U == "auto" and self.eta == "theory" and PSI[self.psi].doubling
 
     def _double_scale(self):
-        """``U="auto"`` with ``eta="theory"``, for a psi that ``doubling``: double
-        ``U_`` if a row of the weights has a norm of at least ``PRESS * U_``,
+        """``U="auto"`` with ``eta="theory"``, for a psi of ``doubling`` (EG±):
+        double ``U_`` if a row of the weights has a norm of at least ``PRESS * U_``,
         keeping them (EG±: omega = U (w+ - w-) stays, the same mass added to
         omega+ and omega-; see doc/user_guide/theory.rst for the bound it keeps).
         A numeric eta was chosen for its U (HKW Theorem 2's rate is 1/(4 U^2 X^2
@@ -497,6 +497,7 @@ def _finite_array(value, name):
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return array
+
 
 def auto_scale(psi, phi, X, Y, fit_intercept):
     """``U_`` for ``U="auto"``: the largest ``scale_norm`` of a row of a ridge fit
