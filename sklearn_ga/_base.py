@@ -514,6 +514,12 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
     order = PSI[psi].scale_norm
     if order is None:
         return 1.0
+    with np.errstate(all="ignore"):  # (an overflow gives U = 1; the call reports it)
+        return _ridge_scale(X, Y, phi, fit_intercept, order)
+
+
+def _ridge_scale(X, Y, phi, fit_intercept, order):
+    """:func:`auto_scale` of a psi whose U bounds the ``order``-norm."""
     Z = _activation_targets(phi, Y[:SCALE_ROWS])
     if sp.issparse(X):  # (a view of the first rows: nothing copied)
         end = X.indptr[Z.shape[0]]
