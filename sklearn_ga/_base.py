@@ -23,10 +23,11 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._engine import Engine
+from ._engine import AT_FLOOR, Engine
 from ._one_row import one_row, one_row_path
 from ._phi import PHI
 from ._psi import PSI
+from ._rates import TheoryRates
 from ._validation import (
     UnsortedRows,
     all_finite,
@@ -43,6 +44,17 @@ from ._validation import (
 # Predictions of CSR rows with under n / COLUMNS_ONLY entries use the weights of
 # their columns rather than build coef_ in O(n).
 COLUMNS_ONLY = 64
+# U="auto" reads the first SCALE_ROWS rows of the first batch, with a ridge penalty
+# of SCALE_RIDGE times the mean squared norm of a (centred) column.
+SCALE_ROWS = 1000
+SCALE_RIDGE = 0.01
+SCALE_BLOCK = 128  # (rows made dense at a time)
+# The activation that stands for a target at an end of a bounded phi's range
+# (phi^-1 is infinite there): a label 1 of phi="logistic" is a logit of 4.
+SCALE_EDGE = 4.0
+# With U="auto" and eta="theory", U doubles after a call that leaves a row of
+# weights with a norm of at least PRESS * U.
+PRESS = 0.75
 
 
 class BaseGA(Engine, BaseEstimator):
@@ -53,7 +65,7 @@ class BaseGA(Engine, BaseEstimator):
         "eta": [Interval(Real, 0, None, closed="neither"), StrOptions({"theory"})],
         "intercept_eta": [Interval(Real, 0, None, closed="neither"),
                           StrOptions({"auto", "eta"})],
-        "U": [Interval(Real, 0, None, closed="neither")],
+        "U": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "p": [Interval(Real, 2, None, closed="left")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -68,7 +80,8 @@ class BaseGA(Engine, BaseEstimator):
         "Y": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "learning_rate": [StrOptions({"constant", "invscaling"})],
-        "average": [Interval(Integral, 0, None, closed="neither"), "boolean"],
+        "average": [Interval(Integral, 0, None, closed="neither"), "boolean",
+                    StrOptions({"auto"})],
         "power_t": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
@@ -172,7 +185,7 @@ class BaseGA(Engine, BaseEstimator):
         # before the trial loop, which then checks each row as it reads it rather
         # than in a pass of its own over the indices.
         check_rows = (first_call and self.eta != "theory"
-                      and not self.early_stopping)
+                      and not self.early_stopping and not self._scale_from_data())
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=None,
             check_rows=check_rows, float32=not self.early_stopping,
@@ -181,6 +194,8 @@ class BaseGA(Engine, BaseEstimator):
         validation = None
         if self.early_stopping:
             X, Y, steps, validation = self._held_out(X, Y, sample_weight, steps)
+        if first_call:
+            self._choose_scale(X, Y)
         start = self._start(coef_init, intercept_init, Y.shape[1], X.shape[1],
                             first_call)
         try:
@@ -245,7 +260,7 @@ class BaseGA(Engine, BaseEstimator):
                     + (f" (or ({n},))." if k == 1 else ".")
                 )
             try:
-                theta = PSI[self.psi].inverse(coef.reshape(k, n), float(self.U),
+                theta = PSI[self.psi].inverse(coef.reshape(k, n), self._scale(),
                                               float(self.p))
             except ValueError as error:
                 raise ValueError(
@@ -279,10 +294,68 @@ class BaseGA(Engine, BaseEstimator):
         X, Y, sample_weight = self._validate_training_data(
             X, y, sample_weight, first_call=first_call, classes=classes, float32=True
         )
+        if first_call:
+            self._choose_scale(X, Y)
         self._run(X, Y, self._step_weights(Y, sample_weight), first_call=first_call,
                   epochs=False)
         self.validation_scores_ = None
+        self._double_scale()
         return self
+
+    def _scale_from_data(self):
+        """Whether a first call reads X for ``U_`` (:func:`auto_scale`)."""
+        return self.U == "auto" and PSI[self.psi].scale_norm is not None
+
+    def _choose_scale(self, X, Y):
+        """``U_`` of a first call: ``U``, or for ``U="auto"``
+        :func:`auto_scale` of its first rows."""
+        self.U_ = (auto_scale(self.psi, self.phi, X, Y, self.fit_intercept)
+                   if self.U == "auto" else float(self.U))
+
+    def _scale(self):
+        """The U in use: ``U``, or with ``U="auto"`` the ``U_`` chosen from the
+        data (:func:`~sklearn_ga._base.auto_scale`)."""
+        return self.__dict__["U_"] if self.U == "auto" else float(self.U)
+
+    def _average_of(self, epochs):
+        """The trial (counted since the reset) from which a call averages (0:
+        none): ``average``; with ``average="auto"``, ``AT_FLOOR`` in ``fit`` (see
+        :meth:`_epochs`) and never in ``partial_fit``, which learns on-line, nor
+        for a geodesic psi (a mean of points of the sphere leaves it)."""
+        if self.average != "auto":
+            return int(self.average)
+        return AT_FLOOR if epochs and not PSI[self.psi].geodesic else 0
+
+    def _doubles(self):
+        """Whether ``U_`` may double (:meth:`_double_scale`)."""
+        return self.U == "auto" and self.eta == "theory" and PSI[self.psi].doubling
+
+    def _double_scale(self):
+        """``U="auto"`` with ``eta="theory"``, for a psi of ``doubling`` (EG±):
+        double ``U_`` if a row of the weights has a norm of at least ``PRESS * U_``,
+        keeping them (EG±: omega = U (w+ - w-) stays, the same mass added to
+        omega+ and omega-; see doc/user_guide/theory.rst for the bound it keeps).
+        A numeric eta was chosen for its U (HKW Theorem 2's rate is 1/(4 U^2 X^2
+        Z)): then U_ stays."""
+        if not self._doubles():
+            return
+        entry, U, p = PSI[self.psi], self.U_, float(self.p)
+        weights = entry.weights(np.asarray(self.theta_), U, p)
+        if np.max(np.sum(np.abs(weights), axis=1)) < PRESS * U:
+            return
+        theta = np.ascontiguousarray(entry.inverse(weights, 2.0 * U, p))
+        intercept = np.array(self.__dict__["intercept_"])
+        self.U_ = self._fitted_U = 2.0 * U
+        self._rate_state = TheoryRates.rescaled(self._rate_state, 2.0 * U)
+        eta, intercept_eta = self._rates(False, theta.shape[1]).current()
+        # The model's loop from here on, as a call would build it.
+        averages = self._carried_averages()
+        self.__dict__.pop("_one_row", None)
+        self.__dict__.pop("coef_", None)
+        self._keep(self._trial_loop(theta, intercept, eta, intercept_eta=intercept_eta,
+                                    averages=averages), theta, intercept)
+        self._kept_loop.params = self._param_values()
+        self.eta_, self.intercept_eta_ = eta, intercept_eta
 
     # -- prediction ----------------------------------------------------------------
 
@@ -428,6 +501,77 @@ def _finite_array(value, name):
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return array
+
+
+def auto_scale(psi, phi, X, Y, fit_intercept):
+    """``U_`` for ``U="auto"``: the largest ``scale_norm`` of a row of a ridge fit
+    of the activations of the targets on the first ``SCALE_ROWS`` rows of X (a
+    comparator of the size the data need: U bounds the comparator in HKW's
+    Theorem 2); 1.0 where psi ignores U or the rows fit nothing.
+
+    The activations are phi^-1(Y), with +-SCALE_EDGE at the ends of a bounded
+    range (labels). The fit is centred with an intercept; it solves the n x n
+    normal equations, or their m x m dual (X^T (X X^T + lambda I)^-1 Z, the
+    kernel centred) when the rows are fewer than the features, so that a CSR X
+    of many columns stays sparse.
+    """
+    order = PSI[psi].scale_norm
+    if order is None:
+        return 1.0
+    with np.errstate(all="ignore"):  # (an overflow gives U = 1; the call reports it)
+        return _ridge_scale(X, Y, phi, fit_intercept, order)
+
+
+def _ridge_scale(X, Y, phi, fit_intercept, order):
+    """:func:`auto_scale` of a psi whose U bounds the ``order``-norm."""
+    Z = _activation_targets(phi, Y[:SCALE_ROWS])
+    if sp.issparse(X):  # (a view of the first rows: nothing copied)
+        end = X.indptr[Z.shape[0]]
+        X = sp.csr_matrix((X.data[:end], X.indices[:end], X.indptr[:Z.shape[0] + 1]),
+                          shape=(Z.shape[0], X.shape[1]), copy=False)
+    else:
+        X = X[:SCALE_ROWS]
+    m, n = X.shape
+    if fit_intercept:
+        Z = Z - Z.mean(axis=0)
+    if n <= m:  # (X^T X - m mu mu^T, summed over blocks of rows made dense)
+        gram, right, mean = np.zeros((n, n)), np.zeros((n, Z.shape[1])), np.zeros(n)
+        for start in range(0, m, SCALE_BLOCK):
+            D = X[start:start + SCALE_BLOCK]
+            D = D.toarray() if sp.issparse(D) else D
+            gram += D.T @ D
+            right += D.T @ Z[start:start + SCALE_BLOCK]
+            mean += D.sum(axis=0) / m
+        if fit_intercept:  # (Z is centred: X^T Z = X_c^T Z)
+            gram -= m * np.outer(mean, mean)
+    else:
+        gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
+        if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
+            gram = (gram - gram.mean(axis=0) - gram.mean(axis=1)[:, None]
+                    + gram.mean())
+        right = Z
+    ridge = SCALE_RIDGE * np.trace(gram) / n
+    if not (np.isfinite(ridge) and ridge > 0):
+        return 1.0
+    try:  # (X is checked for NaN by the trial loop, which reports it)
+        W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
+    except np.linalg.LinAlgError:
+        return 1.0
+    if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
+        W = np.asarray(X.T @ W)
+    scale = float(np.max(np.linalg.norm(W, ord=order, axis=0)))
+    return scale if np.isfinite(scale) and scale > 0 else 1.0
+
+
+def _activation_targets(phi, Y):
+    """phi^-1(Y), +-SCALE_EDGE where it is infinite (sign: the labels +-1)."""
+    entry = PHI[phi]
+    if entry.inverse is None:
+        return np.array(Y, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = entry.inverse(np.array(Y, dtype=np.float64))
+    return np.nan_to_num(Z, nan=0.0, posinf=SCALE_EDGE, neginf=-SCALE_EDGE)
+
 
 @functools.cache
 def _parameter_getter(cls):

@@ -135,9 +135,11 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Learning rate of the intercepts: the weights' (``"eta"``), their own share
         of Theorem 3's budget with ``eta="theory"`` (``"auto"``; with a numeric
         ``eta``, the same as ``"eta"``), or a number (see :class:`GARegressor`).
-    U : float, default=1.0
+    U : float or "auto", default="auto"
         Scale of EG± (``psi="eg_pm"``): ``||w||_1 <= U`` for each class; radius
-        of ``psi="sphere"``: ``||w||_2 = U``.
+        of ``psi="sphere"``: ``||w||_2 = U``. ``"auto"``: chosen from the data of
+        the first call and kept in ``U_`` (see :class:`GARegressor`; a label is an
+        activation of +-4).
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     update : {"explicit", "implicit", "natural"}, default="explicit"
@@ -200,8 +202,12 @@ class GAClassifier(ClassifierMixin, BaseGA):
         Seed of the shuffling.
     warm_start : bool, default=False
         Whether :meth:`fit` continues from the current parameters.
-    average : bool or int, default=False
-        SGD's averaging: ``coef_`` and ``intercept_`` become the mean of the
+    average : bool, int or "auto", default=False
+        ``"auto"``: :meth:`fit` averages from its noise floor on, and
+        :meth:`partial_fit` never (:class:`GARegressor`'s default; not the
+        classifier's, whose last weights classified bundled data sets better
+        than their averages, doc/user_guide/defaults.rst). Otherwise SGD's
+        averaging: ``coef_`` and ``intercept_`` become the mean of the
         weights and intercepts after each trial, from the first (``True``) or
         the ``average``-th trial on (see :class:`GARegressor`); ``theta_`` and
         ``cumulative_loss_`` stay plain.
@@ -222,6 +228,9 @@ class GAClassifier(ClassifierMixin, BaseGA):
     eta_ : float
         The learning rate of the weights in use at the end of the last call
         (``eta``, or the rate that ``"theory"`` has come to for the rows seen).
+    U_ : float
+        The ``U`` in use: ``U``, or the one ``U="auto"`` chose (and doubled);
+        1.0 for ``U="auto"`` where psi ignores U.
     intercept_eta_ : float
         The learning rate of the intercepts in use (0.0 without intercept).
     n_eta_changes_ : int
@@ -298,7 +307,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
     _target_validation = {"multi_output": False}
 
     def __init__(self, psi="identity", phi="logistic", *, eta="theory",
-                 intercept_eta="auto", U=1.0, p=2.0,
+                 intercept_eta="auto", U="auto", p=2.0,
                  update="explicit", loss="matching", Y=None, alpha=0.0,
                  learning_rate="constant", power_t=0.5, fit_intercept=True,
                  max_iter=1000, tol=1e-3, n_iter_no_change=5,

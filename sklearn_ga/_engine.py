@@ -42,6 +42,8 @@ from ._state import (
     read_only_in_place,
 )
 
+AT_FLOOR = -1  # average="auto" in fit: from the noise floor on (see _epochs)
+
 
 class Engine:
     """The engine half of :class:`~sklearn_ga._base.BaseGA`: the compiled loop of
@@ -96,7 +98,7 @@ class Engine:
             return
         with np.errstate(all="ignore"):  # (reported below)
             weights = PSI[self._fitted_psi].weights(
-                array, getattr(self, "_fitted_U", self.U), self.p)
+                array, getattr(self, "_fitted_U", None) or self._scale(), self.p)
         if not np.all(np.isfinite(weights)):
             raise ValueError(
                 f"psi={self._fitted_psi!r} gives no finite weights for this theta_ "
@@ -178,8 +180,9 @@ class Engine:
         """
         rates = self._rates(first_call, X.shape[1])
         rates.prepare(X, Y, sample_weight)
+        average = self._average_of(epochs)
         loop, theta, intercept, kept = self._loop_to_continue(
-            rates, Y.shape[1], X.shape[1], first_call, epochs, start)
+            rates, Y.shape[1], X.shape[1], first_call, epochs, start, average)
 
         def watch(loop):
             # (The model that the call returns: with averaging, the averages.)
@@ -202,7 +205,7 @@ class Engine:
                 loop, TrialRunner(X, Y, sample_weight, type(self).__name__,
                                   check_rows),
                 rates, (X, Y, sample_weight), progress, epochs,
-                None if validation is None else watch)
+                None if validation is None else watch, average)
             loop.release()  # (a CSR fit's epochs may hold theta transposed)
         except BaseException:
             if kept:
@@ -214,13 +217,13 @@ class Engine:
         if kept:
             self._kept_loop.writing()
         else:
-            self._keep(loop, theta, intercept)
+            self._keep(loop, theta, intercept, average)
         self._kept_loop.params = self._param_values()
         self._rate_state, self._initial_loss = rates.state(), initial_loss
         eta, intercept_eta = rates.current()
         self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
                         eta=eta, intercept_eta=intercept_eta,
-                        n_eta_changes=rates.n_changes, U=self.U, n_iter=n_iter,
+                        n_eta_changes=rates.n_changes, U=self._scale(), n_iter=n_iter,
                         t=t, cumulative_loss=cumulative_loss)
         # A penalty's pull moves Theta too, and is not measured.
         self.path_measure_ = loop.path if self.alpha == 0 else np.nan
@@ -235,13 +238,14 @@ class Engine:
             path = one_row_path(self) if one_row(X) else None
         return bool(path) and path.learn(self, X, y)
 
-    def _loop_key(self):
-        """What a trial loop is built from, besides the parameters."""
-        return (self.psi, self.phi, self.eta, self.intercept_eta, self.U, self.p,
-                self.fit_intercept, self.update, self.loss, self.Y, self.alpha,
-                bool(self.average))
+    def _loop_key(self, average=None):
+        """What a trial loop is built from, besides the parameters (averaging
+        from trial ``average``, by default as in ``partial_fit``)."""
+        return (self.psi, self.phi, self.eta, self.intercept_eta, self._scale(),
+                self.p, self.fit_intercept, self.update, self.loss, self.Y, self.alpha,
+                bool(self._average_of(False) if average is None else average))
 
-    def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None):
+    def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None, average=0):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
         built for these settings, the model's parameters are still its own and the
         call is partial_fit's; else a new one on fresh parameters (``start``, or a
@@ -260,11 +264,14 @@ class Engine:
             terms = kept.loop.terms() if kept is not None else None
         else:
             theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
-        # (Used where the loop is built without terms, which carry them.)
-        averages = None if first_call else self._carried_averages()
+        # (Where the loop is built without terms, which carry them; a fit of
+        # average="auto" averages its own epochs.)
+        auto = epochs and self.average == "auto"
+        averages = None if first_call or auto else self._carried_averages()
         eta, intercept_eta = rates.current()
         loop = self._trial_loop(theta, intercept, eta, terms=terms,
-                                intercept_eta=intercept_eta, averages=averages)
+                                intercept_eta=intercept_eta, averages=averages,
+                                average=average)
         return loop, theta, intercept, False
 
     def _carried_averages(self):
@@ -284,16 +291,17 @@ class Engine:
             return kept
         return None
 
-    def _keep(self, loop, theta, intercept):
-        """Keep ``loop`` for the next call, its parameters given out as read-only
-        ``theta_`` and ``intercept_`` (so that they stay those of its terms)."""
+    def _keep(self, loop, theta, intercept, average=None):
+        """Keep ``loop`` (of ``_loop_key(average)``) for the next call, its parameters
+        given out as read-only ``theta_`` and ``intercept_`` (so that they stay
+        those of its terms)."""
         theta, intercept = read_only(theta, intercept)
         self.__dict__.update(theta_=theta, intercept_=intercept)
         self.__dict__.pop("_averages", None)  # (the loop holds them)
-        self._kept_loop = KeptLoop(self._loop_key(), loop, theta, intercept,
-                                   averaging=bool(self.average))
+        key = self._loop_key(average)
+        self._kept_loop = KeptLoop(key, loop, theta, intercept, averaging=key[-1])
 
-    def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None):
+    def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None, average=0):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss,
         initial_loss)`` after them, from ``progress`` = (t, cumulative_loss,
         initial_loss) before. ``tol`` watches the on-line loss of each epoch, or
@@ -317,6 +325,7 @@ class Engine:
         rng = check_random_state(self.random_state) if shuffled else None
         chunks = Chunks(X, Y.shape[1], self._lazy_csr())
         checked, batch_initial = may_run_away(self.psi, self.phi), None
+        floor = average == AT_FLOOR
         best_loss, no_improvement, epoch, done, first_loss = np.inf, 0, 0, 0, 0.0
         best_score = -np.inf
         with Interrupt(enabled=n_epochs > 1 or chunks.rows < m) as interrupt:
@@ -330,7 +339,7 @@ class Engine:
                 try:
                     status, trials, epoch_loss = run_pass(
                         loop, run, order, rates, t, chunks, hold=epochs,
-                        interrupt=interrupt, average=int(self.average))
+                        interrupt=interrupt, average=t + m + 1 if floor else average)
                 except Interrupted:
                     if done:
                         loop.restore()
@@ -347,7 +356,8 @@ class Engine:
                 if checked:
                     if batch_initial is None:
                         batch_initial = initial_model_loss(
-                            X, Y, sample_weight, self.psi, self.phi, self.U, self.p)
+                            X, Y, sample_weight, self.psi, self.phi, self._scale(),
+                            self.p)
                     initial_loss += batch_initial
                     cause = runaway(cumulative_loss, initial_loss)
                     if cause:
@@ -367,6 +377,10 @@ class Engine:
                     self._report(epoch, time.perf_counter() - started, epoch_loss / m,
                                  rates, t, scored)
                 no_improvement = no_improvement + 1 if worse else 0
+                if floor and epoch_loss > best_loss - max(self.tol or 0.0, 0.0) * m:
+                    # The constant rate's noise floor: the average of the
+                    # iterates from here on has none of their noise.
+                    floor, average = False, t + 1
                 best_loss = min(best_loss, epoch_loss)
                 if interrupt.requested or (
                         stop_on_tol and no_improvement >= self.n_iter_no_change):
@@ -437,7 +451,7 @@ class Engine:
         return np.full(shape, PSI[self.psi].start)
 
     def _trial_loop(self, theta, intercept, eta, U=None, terms=None,
-                    intercept_eta=None, averages=None):
+                    intercept_eta=None, averages=None, average=None):
         """The compiled loop over parameters (theta, intercept), updated in place,
         at the constant rates ``eta`` and ``intercept_eta`` (by default that of
         ``_intercept_rate(eta)``) where a run is given no rates of its own; an
@@ -446,12 +460,13 @@ class Engine:
         psi = self._loop_psi()
         if intercept_eta is None:
             intercept_eta = self._intercept_rate(eta)
+        average = self._average_of(False) if average is None else average
         return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(self.U if U is None else U), float(self.p),
+                         eta, float(self._scale() if U is None else U), float(self.p),
                          bool(self.fit_intercept), update, loss, clip_low, clip_high,
                          terms, alpha=float(self.alpha),
-                         intercept_eta=intercept_eta, average=bool(self.average),
-                         averages=averages)
+                         intercept_eta=intercept_eta, averages=averages,
+                         average=bool(average))
 
     def _intercept_rate(self, eta):
         """The intercept's constant rate beside a numeric ``eta``: ``eta`` itself
@@ -466,7 +481,7 @@ class Engine:
         continued from the last call's state; either scaled by the schedule of
         ``learning_rate="invscaling"``."""
         if self.eta == "theory":
-            rates = TheoryRates(self.psi, self.phi, self.U, self.p, self.loss,
+            rates = TheoryRates(self.psi, self.phi, self._scale(), self.p, self.loss,
                                 self.fit_intercept, self.intercept_eta, n_features,
                                 state=None if first_call else
                                 self.__dict__.get("_rate_state"),
@@ -572,7 +587,7 @@ class Engine:
         # The model predicts as it was fitted: set_params takes effect at the next
         # fit (a binary phi='logistic' row read as softmax would be one class).
         self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
-        self._fitted_U = U  # (for coef_ of an assigned theta_)
+        self._fitted_U = self.U_ = U  # (U_ also for coef_ of an assigned theta_)
         self.__dict__.update(theta_=theta, intercept_=intercept)
         if weights is not None:
             self.coef_ = self._shape_coef(weights)

@@ -46,6 +46,9 @@ _NDARRAY = np.ndarray
 # equal, take the general path).
 CSR_TYPES = (sp.csr_matrix, sp.csr_array)
 _INT32 = np.dtype(np.int32)
+# A model whose U_ may double (BaseGA._double_scale) sends every DOUBLING_CHECK-th
+# trial to the general path, which checks the weights after it.
+DOUBLING_CHECK = 1024
 
 
 def one_row(X):
@@ -78,7 +81,8 @@ class OneRowPath:
     docstring). Not copied or pickled (``Engine.__getstate__``): a copy builds its
     own."""
 
-    __slots__ = ("kept", "calls", "pair", "power_t", "measured", "predicts", "lock")
+    __slots__ = ("kept", "calls", "pair", "power_t", "measured", "predicts", "lock",
+                 "doubles")
 
     @classmethod
     def of(cls, model):
@@ -117,13 +121,14 @@ class OneRowPath:
         if getattr(model, "class_weight", None) is not None:
             self.pair = None  # (class weights scale the steps: the general path)
         checked = may_run_away(model.psi, model.phi)
-        start = (_start_weights(model._loop_psi(), n, float(model.U), float(model.p))
+        start = (_start_weights(model._loop_psi(), n, model._scale(), float(model.p))
                  if checked else None)
+        self.doubles = model._doubles()
         self.measured = model.alpha == 0
         # (An averaging model predicts with the averages, not the loop's weights.)
         self.predicts = not kept.averaging
         self.calls = OneRow(kept.loop, start, RUNAWAY_RATIO if checked else 0.0,
-                            bound_limit, growth, int(model.average))
+                            bound_limit, growth, model._average_of(False))
 
     def learn(self, model, X, y):
         """Run ``partial_fit(X, y)`` if this path can (see the module docstring);
@@ -142,6 +147,8 @@ class OneRowPath:
             if fitted.get("_one_row") is not self:  # (another call's since)
                 return False
             t = fitted["t_"]
+            if self.doubles and not (t + 1) % DOUBLING_CHECK:
+                return False
             eta, intercept_eta = self.pair
             if self.power_t is not None:
                 scale = invscaling_factor(t + 1, self.power_t)

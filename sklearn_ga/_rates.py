@@ -307,6 +307,17 @@ class TheoryRates(Rates):
         self.current()  # (the pair of the committed maxima, kept with them)
         return (self.keys, self.rule, self.fit_intercept), self.committed, self.pair_of
 
+    @staticmethod
+    def rescaled(state, U):
+        """``state`` with the rows seen bounded at a new U of a psi whose bound is
+        U^2 max ||x||_inf^2 (EG±, HKW §III), as U="auto" doubles U; None stays."""
+        if state is None:
+            return None
+        ((psi, old, p, growth), c_key), rule, fit_intercept = state[0]
+        B, S, c, changes = state[1]
+        return ((((psi, float(U), p, growth), c_key), rule, fit_intercept),
+                (B * (U / old) ** 2, S, c, changes), (None, None))
+
 
 class InvScaling(Rates):
     """``learning_rate="invscaling"``: the rates of the rate object ``base``

@@ -70,10 +70,17 @@ class GARegressor(RegressorMixin, BaseGA):
         block diagonal). So the intercept reaches the mean of an uncentred target
         even where b is large (EG±: b = U^2 max ||x||_inf^2). With a numeric
         ``eta``, the same as ``"eta"``. A number: that constant rate.
-    U : float, default=1.0
+    U : float or "auto", default="auto"
         Scale of EG± (``psi="eg_pm"``): the weights satisfy ``||w||_1 <= U``;
         radius of ``psi="sphere"``: ``||w||_2 = U``. Ignored by the other
-        parameterizations.
+        parameterizations. ``"auto"``: chosen from the first call's data, the
+        l1 norm (the sphere: l2) of a light ridge fit of the activations
+        ``phi^-1(y)`` on its first 1000 rows (labels at the ends of a bounded
+        range count as activations of +-4), kept in ``U_`` and by later calls;
+        with ``eta="theory"``, EG±'s ``U_`` doubles, the weights unchanged,
+        whenever a call leaves them with ``||w||_1 >= 0.75 U_`` (a stream whose
+        scale grows; checked after every call of several rows and every 1024th
+        one-row call). A number is used as given.
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2 (``p=2`` is gradient descent, and runs
         as fast; about ``2 ln(n_features)`` suits sparse targets; an integer ``p``
@@ -160,12 +167,18 @@ class GARegressor(RegressorMixin, BaseGA):
         Seed of the shuffling.
     warm_start : bool, default=False
         Whether :meth:`fit` continues from the current parameters.
-    average : bool or int, default=False
-        SGD's averaging: ``coef_`` and ``intercept_`` become the mean of the
-        weights ``psi(Theta_t)`` and of the intercepts ``b_t`` after each trial's
-        update, from the first trial (``True``) or from the ``average``-th trial
-        since the model was reset (before it they are the plain ones), across
-        calls and epochs: ``average=10`` averages from the 10th sample seen on, as
+    average : bool, int or "auto", default="auto"
+        ``"auto"``: :meth:`fit` averages from the end of the first epoch whose
+        on-line loss does not improve on the best by ``tol * n_samples`` on (the
+        noise floor of a constant rate, whose last weights carry its noise: their
+        average does not; a one-epoch fit stays the on-line algorithm), and
+        :meth:`partial_fit` never (it learns on-line: ``coef_`` then is
+        ``psi(theta_)``), nor with the geodesic psi. Otherwise SGD's averaging:
+        ``coef_`` and ``intercept_`` become the mean of the weights
+        ``psi(Theta_t)`` and of the intercepts ``b_t`` after each trial's update,
+        from the first trial (``True``) or from the ``average``-th trial since
+        the model was reset (before it they are the plain ones), across calls
+        and epochs: ``average=10`` averages from the 10th sample seen on, as
         ``SGDRegressor(average=10)`` does. ``theta_``, the learning and
         ``cumulative_loss_`` stay those of the plain algorithm; predictions use
         the means. This is the online-to-batch conversion, whose risk is bounded
@@ -191,6 +204,9 @@ class GARegressor(RegressorMixin, BaseGA):
     eta_ : float
         The learning rate of the weights in use at the end of the last call
         (``eta``, or the rate that ``"theory"`` has come to for the rows seen).
+    U_ : float
+        The ``U`` in use: ``U``, or the one ``U="auto"`` chose (and doubled);
+        1.0 for ``U="auto"`` where psi ignores U.
     intercept_eta_ : float
         The learning rate of the intercept in use (0.0 without intercept).
     n_eta_changes_ : int
@@ -275,12 +291,12 @@ class GARegressor(RegressorMixin, BaseGA):
     _target_validation = {"multi_output": True, "y_numeric": True}
 
     def __init__(self, psi="identity", phi="identity", *, eta="theory",
-                 intercept_eta="auto", U=1.0, p=2.0,
+                 intercept_eta="auto", U="auto", p=2.0,
                  update="explicit", loss="matching", Y=None, alpha=0.0,
                  learning_rate="constant", power_t=0.25, fit_intercept=True,
                  max_iter=1000, tol=1e-3, n_iter_no_change=5,
                  early_stopping=False, validation_fraction=0.1,
-                 shuffle=True, random_state=None, warm_start=False, average=False,
+                 shuffle=True, random_state=None, warm_start=False, average="auto",
                  verbose=0):
         self.psi = psi
         self.phi = phi

@@ -541,11 +541,15 @@ def test_malformed_csr_is_refused_before_the_loop(indices, indptr, canonical):
             method(X)
 
 
+# (U=1: the scale eta=0.05 suits, for EG±.)
 @pytest.mark.parametrize("make_model", [
-    lambda psi: GARegressor(psi=psi, eta=0.05, p=3.0, shuffle=True, random_state=0),
-    lambda psi: GAClassifier(psi=psi, phi="logistic", eta=0.05, p=3.0, random_state=0),
+    lambda psi: GARegressor(psi=psi, eta=0.05, U=1.0, p=3.0, shuffle=True,
+                            random_state=0),
+    lambda psi: GAClassifier(psi=psi, phi="logistic", eta=0.05, U=1.0, p=3.0,
+                             random_state=0),
     # (psi = identity: theta held outputs innermost, 360 entries for 30 columns)
-    lambda psi: GAClassifier(psi=psi, phi="softmax", eta=0.05, p=3.0, random_state=0),
+    lambda psi: GAClassifier(psi=psi, phi="softmax", eta=0.05, U=1.0, p=3.0,
+                             random_state=0),
 ], ids=["regressor", "classifier-outputs-apart", "classifier-softmax"])
 @pytest.mark.parametrize("psi", ["identity", "softmax", "eg_pm", "pnorm"])
 @pytest.mark.parametrize("flaw", ["index-past-n", "negative-index", "indptr-past",

@@ -15,7 +15,7 @@ from sklearn_ga import (
     GAClassifierCV,
     GARegressor,
     GARegressorCV,
-    _cv,
+    _grid,
 )
 
 ETAS = [0.003, 0.03, 0.3, 3.0]
@@ -55,7 +55,8 @@ def separate(estimator_class, config, X, y, **fit_params):
 def test_regressor_grid_equals_separate_runs(psi, sparse):
     X, y = sparse_target()
     Xin = sp.csr_matrix(X) if sparse else X
-    search = GARegressorCV(psi=psi, phi="tanh", etas=ETAS, Us=US, p=3.0).fit(Xin, y)
+    search = GARegressorCV(max_iter=1, psi=psi, phi="tanh", etas=ETAS, Us=US,
+                           p=3.0).fit(Xin, y)
     results = search.cv_results_
     assert_results_table(search, ETAS, US if psi == "eg_pm" else (1.0,))
     for params, loss in zip(results["params"], results["progressive_loss"],
@@ -86,14 +87,15 @@ def test_threads_give_the_results_of_one_thread(psi, task, sparse, monkeypatch):
     # Dense chunks of 16 rows and threads meeting after every 3 chunks: the shares
     # of the regressor's threads change after a configuration diverges (eta = 3
     # overshoots on rows of 30 +-1).
-    monkeypatch.setattr(_cv, "CHUNK_BYTES", 16 * 8 * 30)
-    monkeypatch.setattr(_cv, "WINDOW_CHUNKS", 3)
+    monkeypatch.setattr(_grid, "CHUNK_BYTES", 16 * 8 * 30)
+    monkeypatch.setattr(_grid, "WINDOW_CHUNKS", 3)
     X, y = sparse_target()
     Xin = sp.csr_matrix(X) if sparse else X
     if task == "regressor":
-        estimator, target = GARegressorCV(psi=psi), y
+        estimator, target = GARegressorCV(max_iter=1, psi=psi), y
     else:  # three classes, coordinate-wise (learned output by output on CSR rows)
-        estimator, target = GAClassifierCV(psi=psi), np.digitize(y, [-0.3, 0.3])
+        estimator = GAClassifierCV(max_iter=1, psi=psi)
+        target = np.digitize(y, [-0.3, 0.3])
     estimator.set_params(etas=ETAS, Us=US[:2])
     one = clone(estimator).set_params(n_jobs=None).fit(Xin, target)
     assert np.isfinite(one.progressive_loss_).sum() >= 3
@@ -123,8 +125,8 @@ def block_calls(monkeypatch):
         calls.append(np.array(args[7]))
         return block_run(*args, **kwargs)
 
-    block_run = _cv.block_run
-    monkeypatch.setattr(_cv, "block_run", spy)
+    block_run = _grid.block_run
+    monkeypatch.setattr(_grid, "block_run", spy)
     return calls
 
 
@@ -139,10 +141,11 @@ def test_gradient_descent_in_blocks_equals_the_on_line_loop(task, phi, block_cal
     X, y = sparse_target(m=300, n=40)
     weights = np.random.default_rng(3).uniform(0.0, 2.0, size=y.shape[0])
     if task == "regressor":
-        estimator, target, single = GARegressorCV(phi=phi), y, GARegressor
+        estimator, target, single = GARegressorCV(max_iter=1, phi=phi), y, GARegressor
         target = y if phi == "identity" else 0.9 * np.tanh(y)
     else:  # three classes: three outputs
-        estimator, target = GAClassifierCV(phi=phi), np.digitize(y, [-0.3, 0.3])
+        estimator = GAClassifierCV(max_iter=1, phi=phi)
+        target = np.digitize(y, [-0.3, 0.3])
         single = GAClassifier
     etas = [1e-4, 1e-3, 0.01, 0.03]
     search = estimator.set_params(etas=etas).fit(X, target, sample_weight=weights)
@@ -168,18 +171,19 @@ def test_gradient_descent_in_blocks_equals_the_on_line_loop(task, phi, block_cal
 
 def test_a_threshold_phi_and_few_weight_vectors_keep_the_loop(block_calls):
     X, y = sparse_target(m=100)
-    GAClassifierCV(phi="sign", etas=ETAS).fit(X, y > 0)
-    GARegressorCV(etas=ETAS[:3]).fit(X, y)  # 3 weight vectors: fewer than BLOCK_COLUMNS
-    GARegressorCV(etas=ETAS).fit(sp.csr_matrix(X), y)
+    GAClassifierCV(max_iter=1, phi="sign", etas=ETAS).fit(X, y > 0)
+    # 3 weight vectors: fewer than BLOCK_COLUMNS
+    GARegressorCV(max_iter=1, etas=ETAS[:3]).fit(X, y)
+    GARegressorCV(max_iter=1, etas=ETAS).fit(sp.csr_matrix(X), y)
     assert block_calls == []
-    GARegressorCV(etas=ETAS).fit(X, y)
+    GARegressorCV(max_iter=1, etas=ETAS).fit(X, y)
     assert len(block_calls) == 1
 
 
 def test_non_finite_inputs_in_blocks_are_an_input_error(block_calls):
     X, y = sparse_target(m=100)
     X[60, 3] = np.inf
-    search = GARegressorCV(etas=ETAS).partial_fit(X[:50], y[:50])
+    search = GARegressorCV(max_iter=1, etas=ETAS).partial_fit(X[:50], y[:50])
     before = search.thetas_.copy()
     with pytest.raises(ValueError, match="Input X contains infinity"):
         search.partial_fit(X[50:], y[50:])
@@ -189,7 +193,8 @@ def test_non_finite_inputs_in_blocks_are_an_input_error(block_calls):
 
 def test_eg_pm_search_finds_a_scale_that_reaches_the_target():
     X, y = sparse_target()  # the target's l1 norm is 2.5
-    search = GARegressorCV(psi="eg_pm", phi="tanh", etas=ETAS, Us=US).fit(X, y)
+    search = GARegressorCV(max_iter=1, psi="eg_pm", phi="tanh", etas=ETAS,
+                           Us=US).fit(X, y)
     assert search.U_ >= 2.0
     assert set(np.argsort(-np.abs(search.coef_))[:2]) == {0, 3}
 
@@ -198,7 +203,8 @@ def test_eg_pm_search_finds_a_scale_that_reaches_the_target():
 def test_classifier_grid_equals_separate_runs(phi):
     X, y = sparse_target(seed=1)
     labels = np.digitize(y, [-0.3, 0.3])  # three classes
-    search = GAClassifierCV(psi="eg_pm", phi=phi, etas=ETAS, Us=US).fit(X, labels)
+    search = GAClassifierCV(max_iter=1, psi="eg_pm", phi=phi, etas=ETAS,
+                            Us=US).fit(X, labels)
     assert_results_table(search, ETAS, US)
     for params, loss in zip(search.cv_results_["params"],
                             search.cv_results_["progressive_loss"], strict=True):
@@ -217,8 +223,8 @@ def test_partial_fit_continues_the_whole_grid():
     # differently by an ulp, which a near-divergent rate (eta U^2 >> 1) amplifies.
     X, y = sparse_target()
     grid = {"etas": ETAS[:3], "Us": US[:2]}
-    whole = GARegressorCV(psi="eg_pm", phi="tanh", **grid).fit(X, y)
-    stream = GARegressorCV(psi="eg_pm", phi="tanh", **grid)
+    whole = GARegressorCV(max_iter=1, psi="eg_pm", phi="tanh", **grid).fit(X, y)
+    stream = GARegressorCV(max_iter=1, psi="eg_pm", phi="tanh", **grid)
     for rows in np.array_split(np.arange(X.shape[0]), 7):
         stream.partial_fit(X[rows], y[rows])
     np.testing.assert_allclose(stream.cv_results_["progressive_loss"],
@@ -229,7 +235,7 @@ def test_partial_fit_continues_the_whole_grid():
 
 def test_every_configuration_diverging_is_an_error():
     X, y = sparse_target()
-    search = GARegressorCV(etas=[1e3, 1e4])
+    search = GARegressorCV(max_iter=1, etas=[1e3, 1e4])
     with pytest.raises(ValueError, match="every configuration diverged"):
         search.fit(100 * X, y)
     assert not hasattr(search, "coef_")
@@ -246,18 +252,18 @@ def test_kfold_never_selects_a_configuration_whose_final_pass_diverged():
     X[-100:] *= 1000.0
     y = X @ np.array([1.0, -1.0, 0.5, 0.0, 0.0])
     cv = TimeSeriesSplit(n_splits=2, test_size=100)
-    search = GARegressorCV(etas=[1e-6, 0.1], cv=cv).fit(X, y)
+    search = GARegressorCV(max_iter=1, etas=[1e-6, 0.1], cv=cv).fit(X, y)
     assert search.eta_ == 1e-6 and np.isfinite(search.coef_).all()
     assert np.isinf(search.cv_results_["mean_test_loss"][1])
     assert_results_table(search, [1e-6, 0.1])
     with pytest.raises(ValueError, match="every configuration diverged"):
-        GARegressorCV(etas=[0.1, 1.0], cv=cv).fit(X, y)
+        GARegressorCV(max_iter=1, etas=[0.1, 1.0], cv=cv).fit(X, y)
 
 
 def test_kfold_selects_the_least_held_out_loss():
     X, y = sparse_target(m=400)
     folds = KFold(3)
-    search = GARegressorCV(psi="eg_pm", phi="tanh", etas=ETAS[:3], Us=US,
+    search = GARegressorCV(max_iter=1, psi="eg_pm", phi="tanh", etas=ETAS[:3], Us=US,
                            cv=folds).fit(X, y)
     expected = []
     for params in search.cv_results_["params"]:
@@ -275,7 +281,7 @@ def test_kfold_selects_the_least_held_out_loss():
     # k-fold selection needs the whole data set: no partial_fit (hasattr is False,
     # as scikit-learn's checks and meta-estimators expect).
     assert not hasattr(search, "partial_fit")
-    assert hasattr(GARegressorCV(), "partial_fit")
+    assert hasattr(GARegressorCV(max_iter=1), "partial_fit")
 
 
 def test_kfold_of_a_classifier_is_stratified():
@@ -285,14 +291,15 @@ def test_kfold_of_a_classifier_is_stratified():
     order = np.argsort(labels, kind="stable")
     X, labels = X[order], labels[order]
     grid = {"phi": "softmax", "etas": ETAS[:3]}
-    by_int = GAClassifierCV(cv=3, **grid).fit(X, labels)
-    by_splitter = GAClassifierCV(cv=StratifiedKFold(3), **grid).fit(X, labels)
+    by_int = GAClassifierCV(max_iter=1, cv=3, **grid).fit(X, labels)
+    by_splitter = GAClassifierCV(max_iter=1, cv=StratifiedKFold(3),
+                                 **grid).fit(X, labels)
     folds = list(StratifiedKFold(3).split(X, labels))
-    by_folds = GAClassifierCV(cv=folds, **grid).fit(X, labels)
+    by_folds = GAClassifierCV(max_iter=1, cv=folds, **grid).fit(X, labels)
     for search in (by_int, by_splitter):
         np.testing.assert_allclose(search.cv_results_["mean_test_loss"],
                                    by_folds.cv_results_["mean_test_loss"], rtol=1e-12)
-    unstratified = GAClassifierCV(cv=KFold(3), **grid).fit(X, labels)
+    unstratified = GAClassifierCV(max_iter=1, cv=KFold(3), **grid).fit(X, labels)
     assert not np.allclose(unstratified.cv_results_["mean_test_loss"],
                            by_folds.cv_results_["mean_test_loss"])
 
@@ -301,13 +308,14 @@ def test_kfold_passes_groups_to_the_splitter():
     X, y = sparse_target(m=300)
     groups = np.repeat(np.arange(6), 50)
     grid = {"psi": "eg_pm", "phi": "tanh", "etas": ETAS[:3], "Us": US[:2]}
-    by_groups = GARegressorCV(cv=GroupKFold(3), **grid).fit(X, y, groups=groups)
+    by_groups = GARegressorCV(max_iter=1, cv=GroupKFold(3), **grid).fit(
+        X, y, groups=groups)
     folds = list(GroupKFold(3).split(X, y, groups))
-    by_folds = GARegressorCV(cv=folds, **grid).fit(X, y)
+    by_folds = GARegressorCV(max_iter=1, cv=folds, **grid).fit(X, y)
     np.testing.assert_allclose(by_groups.cv_results_["mean_test_loss"],
                                by_folds.cv_results_["mean_test_loss"], rtol=1e-12)
     with pytest.raises(ValueError, match="groups"):
-        GARegressorCV(cv=GroupKFold(3), **grid).fit(X, y)
+        GARegressorCV(max_iter=1, cv=GroupKFold(3), **grid).fit(X, y)
 
 
 @pytest.mark.parametrize("cv", [None, 3])
@@ -319,15 +327,15 @@ def test_zero_weight_samples_do_not_change_the_selection(cv):
     changed = y.copy()
     changed[::10] = -changed[::10]
     grid = {"psi": "eg_pm", "phi": "tanh", "etas": ETAS[:3], "Us": US[:2], "cv": cv}
-    a = GARegressorCV(**grid).fit(X, y, sample_weight=weights)
-    b = GARegressorCV(**grid).fit(X, changed, sample_weight=weights)
+    a = GARegressorCV(max_iter=1, **grid).fit(X, y, sample_weight=weights)
+    b = GARegressorCV(max_iter=1, **grid).fit(X, changed, sample_weight=weights)
     np.testing.assert_allclose(a.cv_results_["mean_test_loss"],
                                b.cv_results_["mean_test_loss"], rtol=1e-12)
     if cv is not None:
         # The held-out loss is the weighted mean over each fold's test rows.
         kept = weights > 0
-        c = GARegressorCV(**{**grid, "cv": [(train, test[kept[test]]) for train, test
-                                             in KFold(3).split(X)]})
+        c = GARegressorCV(max_iter=1, **{**grid, "cv": [
+            (train, test[kept[test]]) for train, test in KFold(3).split(X)]})
         c.fit(X, y, sample_weight=weights)
         np.testing.assert_allclose(a.cv_results_["mean_test_loss"],
                                    c.cv_results_["mean_test_loss"], rtol=1e-12)
@@ -336,11 +344,11 @@ def test_zero_weight_samples_do_not_change_the_selection(cv):
 def test_invalid_grids_are_rejected():
     X, y = sparse_target(m=50)
     with pytest.raises(ValueError, match="etas must hold positive"):
-        GARegressorCV(etas=[0.1, -1.0]).fit(X, y)
+        GARegressorCV(max_iter=1, etas=[0.1, -1.0]).fit(X, y)
     with pytest.raises(ValueError, match="Us must hold positive"):
-        GARegressorCV(psi="eg_pm", Us=[]).fit(X, y)
+        GARegressorCV(max_iter=1, psi="eg_pm", Us=[]).fit(X, y)
     with pytest.raises(ValueError, match="classes must be passed"):
-        GAClassifierCV().partial_fit(X, y > 0)
+        GAClassifierCV(max_iter=1).partial_fit(X, y > 0)
 
 
 def test_kfold_needs_held_out_weight():
@@ -348,7 +356,7 @@ def test_kfold_needs_held_out_weight():
     weights = np.ones(60)
     weights[:20] = 0.0
     folds = [(np.arange(20, 60), np.arange(20))]  # only zero-weight rows held out
-    search = GARegressorCV(etas=ETAS[:2], cv=folds)
+    search = GARegressorCV(max_iter=1, etas=ETAS[:2], cv=folds)
     with pytest.raises(ValueError, match="zero total sample weight"):
         search.fit(X, y, sample_weight=weights)
     assert not hasattr(search, "coef_")
@@ -366,9 +374,9 @@ def test_partial_fit_continues_every_configuration_as_its_own_model(psi, sparse)
     X, y = sparse_target()
     form = sp.csr_matrix if sparse else np.asarray
     grid = {"psi": psi, "phi": "tanh", "p": 3.0}
-    search = GARegressorCV(etas=ETAS[:3], Us=US[:2], **grid)
+    search = GARegressorCV(max_iter=1, etas=ETAS[:3], Us=US[:2], **grid)
     models = [GARegressor(**grid, **params) for params in
-              GARegressorCV(etas=ETAS[:3], Us=US[:2], **grid).fit(
+              GARegressorCV(max_iter=1, etas=ETAS[:3], Us=US[:2], **grid).fit(
                   X[:5], y[:5]).cv_results_["params"]]
     for rows in stream_batches(X.shape[0]):
         search.partial_fit(form(X[rows]), y[rows])
@@ -393,8 +401,8 @@ def test_a_failed_partial_fit_of_the_grid_changes_nothing(failure, sparse):
     # (GD's steps overshoot once eta ||x||^2 > 2: every rate diverges on 1000 x.)
     psi, phi = ("eg_pm", "tanh") if failure == "nan" else ("identity", "identity")
     grid = {"psi": psi, "phi": phi, "etas": ETAS[:3], "Us": US[:2]}
-    search = GARegressorCV(**grid).partial_fit(form(X[:300]), y[:300])
-    twin = GARegressorCV(**grid).partial_fit(form(X[:300]), y[:300])
+    search = GARegressorCV(max_iter=1, **grid).partial_fit(form(X[:300]), y[:300])
+    twin = GARegressorCV(max_iter=1, **grid).partial_fit(form(X[:300]), y[:300])
     before = {name: np.array(getattr(search, name)) for name in
               ("thetas_", "intercepts_", "progressive_loss_", "coef_", "theta_")}
     if failure == "nan":
@@ -419,7 +427,8 @@ def test_a_failed_partial_fit_of_the_grid_changes_nothing(failure, sparse):
 def test_copies_of_a_search_continue_exactly_and_apart(duplicate):
     X, y = sparse_target()
     X = sp.csr_matrix(X)
-    search = GAClassifierCV(psi="eg_pm", phi="softmax", etas=ETAS[:3], Us=US[:2])
+    search = GAClassifierCV(max_iter=1, psi="eg_pm", phi="softmax", etas=ETAS[:3],
+                            Us=US[:2])
     labels = np.digitize(y, [-0.3, 0.3])
     search.partial_fit(X[:300], labels[:300], classes=[0, 1, 2])
     other = duplicate(search)
@@ -435,13 +444,13 @@ def test_copies_of_a_search_continue_exactly_and_apart(duplicate):
 def test_the_grid_parameters_are_read_only_and_can_be_replaced():
     X, y = sparse_target()
     grid = {"psi": "eg_pm", "phi": "tanh", "etas": ETAS[:3], "Us": US[:2]}
-    search = GARegressorCV(**grid).partial_fit(X[:300], y[:300])
+    search = GARegressorCV(max_iter=1, **grid).partial_fit(X[:300], y[:300])
     for name in ("thetas_", "intercepts_", "theta_", "intercept_"):
         with pytest.raises(ValueError, match="read-only"):
             getattr(search, name).flat[0] = 1.0
     # Parameters assigned by hand are learned from (loops are built on them), as a
     # search whose first batch set them would.
-    start = GARegressorCV(**grid).partial_fit(X[:1], y[:1])
+    start = GARegressorCV(max_iter=1, **grid).partial_fit(X[:1], y[:1])
     search.thetas_ = start.thetas_.copy()
     search.intercepts_ = start.intercepts_.copy()
     search.progressive_loss_ = start.progressive_loss_.copy()
@@ -450,3 +459,78 @@ def test_the_grid_parameters_are_read_only_and_can_be_replaced():
     np.testing.assert_allclose(search.thetas_, start.thetas_, rtol=1e-12,
                                atol=1e-15)
     np.testing.assert_allclose(search.coef_, start.coef_, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("task", ["regressor", "classifier"])
+@pytest.mark.parametrize("psi", ["identity", "eg_pm"])
+def test_fit_finishes_the_selected_configuration_as_fit_does(psi, task):
+    # The model predicted with is the plain estimator's fit at the selected eta, U
+    # and intercept rate (the same code: bit for bit); the grid's one pass stays.
+    X, y = sparse_target()
+    if task == "regressor":
+        search_class, plain_class, target = GARegressorCV, GARegressor, y
+    else:
+        search_class, plain_class, target = GAClassifierCV, GAClassifier, y > 0
+    search = search_class(psi=psi, etas=ETAS[:3], random_state=0).fit(X, target)
+    one_pass = search_class(psi=psi, etas=ETAS[:3], max_iter=1).fit(X, target)
+    plain = plain_class(psi=psi, eta=search.eta_, U=search.U_,
+                        intercept_eta=search.intercept_eta_,
+                        random_state=0).fit(X, target)
+    np.testing.assert_array_equal(search.coef_, plain.coef_)
+    np.testing.assert_array_equal(search.intercept_, plain.intercept_)
+    np.testing.assert_array_equal(search.predict(X), plain.predict(X))
+    assert search.n_iter_ == 1 + plain.n_iter_ > 2 and one_pass.n_iter_ == 1
+    np.testing.assert_array_equal(search.thetas_, one_pass.thetas_)
+    best = search.cv_results_["params"][search.best_index_]
+    classes = {} if task == "regressor" else {"classes": [False, True]}
+    np.testing.assert_array_equal(one_pass.coef_, separate(
+        plain_class, {"psi": psi, **best}, X, target, **classes).coef_)
+    # A copy predicts as the finished model; partial_fit continues the grid.
+    copy = pickle.loads(pickle.dumps(search))
+    np.testing.assert_array_equal(copy.predict(X), search.predict(X))
+    assert not copy.coef_.flags.writeable
+    for model in (copy, one_pass):
+        model.partial_fit(X[:50], target[:50])
+    np.testing.assert_array_equal(copy.coef_, one_pass.coef_)
+    np.testing.assert_array_equal(copy.thetas_, one_pass.thetas_)
+
+
+def test_every_fitted_array_of_the_grid_is_read_only():
+    X, y = sparse_target()
+    search = GARegressorCV(max_iter=1, psi="eg_pm", etas=ETAS[:2]).fit(X, y)
+    arrays = [search.progressive_loss_, search.thetas_, search.intercepts_,
+              search.coef_, search.intercept_,
+              *(value for value in search.cv_results_.values()
+                if isinstance(value, np.ndarray))]
+    for array in arrays:
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 0.0
+    before = search.progressive_loss_.copy()
+    search.partial_fit(X[:10], y[:10])  # (a new array, continued from the old)
+    assert np.all(search.progressive_loss_ >= before)
+
+
+def test_the_default_us_surround_the_automatic_u():
+    X, y = sparse_target()
+    search = GARegressorCV(max_iter=1, psi="eg_pm").fit(X, y)
+    U = GARegressor(psi="eg_pm", eta=0.1).partial_fit(X, y).U_
+    np.testing.assert_allclose(np.unique(search.cv_results_["param_U"]),
+                               [U / 4, U, 4 * U], rtol=1e-12)
+    # An int etas is in units of U^-2 for EG± (HKW Theorem 2's rate).
+    units = [config["eta"] * config["U"] ** 2
+             for config in search.cv_results_["params"]]
+    np.testing.assert_allclose(units, np.tile(np.logspace(-4, 0, 9), 3), rtol=1e-12)
+
+
+def test_eg_pm_learns_an_uncentred_target_at_a_hand_set_u():
+    # The diabetes progression (mean 152) at the U of a ridge fit: the intercept
+    # learns at the grid's rate for gradient descent, not at EG±'s eta.
+    from sklearn.datasets import load_diabetes
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_diabetes(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    order = np.random.default_rng(0).permutation(y.shape[0])
+    search = GARegressorCV(psi="eg_pm", Us=[144.0], random_state=0).fit(
+        X[order], y[order])
+    assert search.score(X, y) > 0.45

@@ -209,3 +209,37 @@ def test_no_false_alarm_when_the_target_jumps_or_the_model_is_changed():
         if start == 200:
             model.set_params(U=50.0)
     assert np.mean(np.abs(model.predict(X[500:]) - y[500:])) < 20.0  # (of 1000)
+
+
+def test_fit_averages_from_the_noise_floor_of_its_rate():
+    # average="auto": the epochs' on-line losses are those of the plain run (the
+    # averages do not steer it); from the end of the first epoch that does not
+    # improve on the best by tol * m, fit averages: the model of average=that
+    # trial + 1, bit for bit.
+    X, y = X_DIABETES, Y_DIABETES
+    m, tol = X.shape[0], 1e-3
+    params = {"eta": 0.01, "random_state": 0, "tol": tol}
+    totals = [0.0] + [GARegressor(max_iter=j, **{**params, "tol": None}).fit(X, y)
+                      .cumulative_loss_ for j in range(1, 40)]
+    epoch_losses = np.diff(totals)
+    floor = next(j for j in range(1, epoch_losses.size)
+                 if epoch_losses[j] > epoch_losses[:j].min() - tol * m)
+    model = GARegressor(**params).fit(X, y)
+    same = GARegressor(average=(floor + 1) * m + 1, **params).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, same.coef_)
+    np.testing.assert_array_equal(model.intercept_, same.intercept_)
+    # The last weights carry the noise of the constant rate; their average comes
+    # near least squares (an independent reference) in predictions.
+    plain = GARegressor(average=False, **params).fit(X, y)
+    least = Ridge(alpha=1e-8).fit(X, y).predict(X)
+
+    def excess(estimator):
+        return np.mean((estimator.predict(X) - least) ** 2)
+
+    assert excess(model) < 0.25 * excess(plain)
+    # One epoch, and partial_fit, are the on-line algorithm: no averaging.
+    for call in (lambda e: e.set_params(max_iter=1).fit(X, y),
+                 lambda e: e.partial_fit(X, y)):
+        auto, off = (call(GARegressor(**params, average=a)) for a in ("auto", False))
+        np.testing.assert_array_equal(auto.coef_, off.coef_)
+        np.testing.assert_array_equal(auto.coef_, np.asarray(auto.theta_)[0])

@@ -116,7 +116,8 @@ def test_fit_epochs_match_sgd_regressor_without_shuffling():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(80, 4))
     y = X @ rng.normal(size=4) + 0.1 * rng.normal(size=80)
-    ga = GARegressor(eta=ETA, max_iter=7, tol=None, shuffle=False).fit(X, y)
+    ga = GARegressor(eta=ETA, max_iter=7, tol=None, shuffle=False,
+                     average=False).fit(X, y)
     sgd = SGDRegressor(max_iter=7, tol=None, **SGD).fit(X, y)
     assert ga.n_iter_ == sgd.n_iter_ == 7
     assert ga.t_ == sgd.t_ - 1 == 7 * 80  # scikit-learn's t_ starts at 1

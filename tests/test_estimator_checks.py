@@ -128,13 +128,6 @@ ON_LINE = (AssertionError, "fitting with `sample_weight` is not equivalent")
 # frequencies in advance.
 PARTIAL_FIT_REFUSED = (ValueError, "early_stopping should be False with partial_fit|"
                        "class_weight 'balanced' is not supported for partial_fit")
-# check_class_weight_classifiers weighs class 0 by 1000 and asks for 87% of class 0
-# predictions: a class weight multiplies the step, so a class-0 trial of the CV
-# grid's numeric rates steps 1000 eta, far past the stable step of the explicit
-# rule, and its one pass over 50 samples ends at 74-86%. (eta="theory" takes the
-# weight into the bound of each row.) Learners of constrained weights are
-# poor_score, which the check does not assert on. (Its assertion has no message.)
-HEAVY_CLASS = (AssertionError, "")
 # check_regressors_train sets alpha=0.01 on every regressor that has it; the geodesic
 # psi refuse a penalty (their steps are no additive steps in theta).
 GEODESIC_PENALTY = (ValueError, "which psi='(sphere|simplex)', moving along geodesics")
@@ -161,9 +154,6 @@ def expected_failures(estimator):
         failures.update(dict.fromkeys(["check_n_features_in_after_fitting",
                                        "check_estimators_partial_fit_n_features"],
                                       PARTIAL_FIT_REFUSED))
-    if (isinstance(estimator, GAClassifierCV)
-            and not PSI[estimator.psi].constrained):
-        failures["check_class_weight_classifiers"] = HEAVY_CLASS
     if (type(estimator) is GARegressor and PSI[estimator.psi].geodesic
             and "check_regressors_train" not in out_of_domain_checks(estimator)):
         failures["check_regressors_train"] = GEODESIC_PENALTY

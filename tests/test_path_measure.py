@@ -58,9 +58,9 @@ def replayed(make, X, y, **fit_params):
         model.partial_fit(X[t:t + 1], y[t:t + 1], **fit_params)
         if before is None:
             k = np.atleast_2d(model.theta_).shape[0]
-            before = start_point(model.psi, k, X.shape[1], model.U)
+            before = start_point(model.psi, k, X.shape[1], model.U_)
         after = point(model)
-        total += step_measure(before, after, model.psi, model.U)
+        total += step_measure(before, after, model.psi, model.U_)
         before = after
     return model, total
 

@@ -148,7 +148,7 @@ def test_cv_classifier_class_weight_is_the_equivalent_sample_weight(cv):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(150, 4))
     y = np.digitize(X @ rng.normal(size=4) + rng.normal(size=150), [0.8, 1.6])
-    grid = {"phi": "softmax", "etas": [0.01, 0.1, 1.0], "cv": cv}
+    grid = {"phi": "softmax", "etas": [0.01, 0.1, 1.0], "cv": cv, "random_state": 0}
     weighted = GAClassifierCV(class_weight="balanced", **grid).fit(X, y)
     plain = GAClassifierCV(**grid).fit(X, y, sample_weight=balanced(y))
     assert_same_state(weighted, plain)
@@ -218,7 +218,7 @@ def test_coef_init_is_sgd_regressors():
     X = rng.normal(size=(60, 4))
     y = X @ rng.normal(size=4) + 0.3
     coef, intercept = rng.normal(size=4), np.array([1.5])
-    ga = GARegressor(eta=ETA, max_iter=3, tol=None, shuffle=False)
+    ga = GARegressor(eta=ETA, max_iter=3, tol=None, shuffle=False, average=False)
     ga.fit(X, y, coef_init=coef, intercept_init=intercept)
     sgd = SGDRegressor(max_iter=3, tol=None, **SGD).fit(
         X, y, coef_init=coef, intercept_init=intercept)
@@ -275,7 +275,7 @@ def test_early_stopping_is_sgd_regressors():
     y = X[:, 0] + rng.normal(size=200)
     params = {"max_iter": 100, "tol": 1e-4, "n_iter_no_change": 3,
               "early_stopping": True, "validation_fraction": 0.2, "random_state": 4}
-    ga = GARegressor(eta=ETA, shuffle=False, **params).fit(X, y)
+    ga = GARegressor(eta=ETA, shuffle=False, average=False, **params).fit(X, y)
     sgd = SGDRegressor(**SGD, **params).fit(X, y)
     assert 3 < ga.n_iter_ == sgd.n_iter_ < 100
     np.testing.assert_allclose(ga.coef_, sgd.coef_, rtol=1e-10)

@@ -197,7 +197,7 @@ def test_every_integer_index_type_gives_the_int32_model(indices, indptr):
     typed_wide = wide.copy()
     typed_wide.indices = wide.indices.astype(np.int16)
     for make in (lambda: GARegressor(psi="eg_pm", eta=0.1, random_state=0),
-                 lambda: GARegressorCV(psi="eg_pm", etas=[0.01, 0.1])):
+                 lambda: GARegressorCV(psi="eg_pm", etas=[0.01, 0.1], random_state=0)):
         reference, model = make().fit(X, y), make().fit(typed, y)
         np.testing.assert_array_equal(model.coef_, reference.coef_)
         np.testing.assert_array_equal(model.predict(typed), reference.predict(X))
@@ -475,7 +475,7 @@ def test_pnorm_recomputes_a_wide_sparse_row_block_by_block():
     y = np.asarray(X[:, ::50].sum(axis=1)).ravel()
     p = 2 * np.log(X.shape[1])
     model = GARegressor(psi="pnorm", eta=0.03, p=p, max_iter=70, tol=None,
-                        random_state=0)
+                        random_state=0, average=False)
     model.fit(X, y)
     assert 1000 < np.count_nonzero(model.theta_) < 2000
     expected = PSI["pnorm"].weights(model.theta_, 1.0, p)[0]

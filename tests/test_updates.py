@@ -450,7 +450,7 @@ def test_geodesic_theta_stays_in_range_over_long_runs(psi, sparse):
         coef.append(model.partial_fit(data, y).coef_.copy())
     assert 2.0**-300 < np.abs(model.theta_).max() < 2.0**300
     np.testing.assert_allclose(coef[-1], coef[-2], atol=1e-6)  # stable weights
-    weights = PSI[psi].weights(model.theta_, 1.0, 2.0)[0]
+    weights = PSI[psi].weights(model.theta_, model.U_, 2.0)[0]
     np.testing.assert_allclose(model.coef_, weights, rtol=1e-12, atol=1e-15)
 
 

@@ -79,6 +79,13 @@ class Parameterization:
         Whether the weights are the parameters (gradient descent), so that the CV
         estimators learn dense rows in blocks whose activations and updates are
         products of the rows with every configuration's weights (``block_run``).
+    scale_norm : float or None
+        The norm of each row of weights that ``U`` bounds (1: EG±'s l1 ball; 2:
+        the sphere's radius), which ``U="auto"`` takes of a ridge fit; None for
+        the psi that ignore ``U``.
+    doubling : bool
+        Whether ``U="auto"`` doubles ``U`` when the weights press on the ball,
+        keeping them (EG±: the same mass added to omega+ and omega-).
     """
 
     name: str
@@ -96,6 +103,8 @@ class Parameterization:
     no_natural: str | None = None
     grid_U: bool = False
     blocks: bool = False
+    scale_norm: float | None = None
+    doubling: bool = False
 
     # The geodesic psi have neither (their subclasses leave them None).
     potential = None

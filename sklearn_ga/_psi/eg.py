@@ -102,4 +102,5 @@ SOFTMAX = Softmax(
 EG_PM = EGPlusMinus(
     name="eg_pm", code=PsiCode.PSI_EG_PM, hyperparameters=("U",), constrained=True,
     description="EG±: signed weights with l1 norm below U", grid_U=True,
+    scale_norm=1.0, doubling=True,
     weight_range="strictly inside the l1 ball of radius ``U``")
