@@ -1,0 +1,189 @@
+"""What a learner's pass gives the mix, how the learners' terms are summed, and
+the mixed model: the parameter mixing of :mod:`sklearn_ga.dask`.
+
+A learner is a partition's: it runs ``partial_fit`` over its partition from the
+mixed model and gives its terms, its model's point in the mixing space times its
+rows. The terms are summed in a binary tree fixed by the partitions' order, so
+the same partitions give the same sum whichever workers hold them; the mean,
+mapped back into psi's domain, is the next mixed model.
+"""
+
+import copy
+
+import numpy as np
+from sklearn.base import clone
+
+from .._psi import PSI
+
+SPACES = ("parameters", "weights")
+
+
+def mix(thetas, weights, rows, psi, U=1.0, p=2.0, space="parameters"):
+    """The mixed parameters of learners' models, in psi's domain.
+
+    Parameters
+    ----------
+    thetas : sequence of ndarray of shape (k, n)
+        Each learner's parameters Theta.
+    weights : sequence of ndarray of shape (k, n) or None
+        Each learner's weights psi(Theta), read in weight space only (None
+        there: computed from ``thetas``).
+    rows : sequence of float
+        Each learner's rows in the pass, the weights of the mean.
+    psi : str
+        The models' psi, a key of :data:`~sklearn_ga.PSI`.
+    U : float, default=1.0
+        The models' ``U``.
+    p : float, default=2.0
+        The models' ``p``.
+    space : {"parameters", "weights"}, default="parameters"
+        The mean of the parameters Theta (for EG, a normalised geometric mean of
+        the weights), or that of the weights psi(Theta), mapped back by
+        psi^-1.
+
+    Returns
+    -------
+    theta : ndarray of shape (k, n)
+        Parameters whose weights lie in psi's domain: in the l1 ball of radius U
+        (EG±), on the simplex (softmax, simplex), on the sphere of radius U
+        (sphere), positive (exp, burg). The learners are summed in their order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ga.dask import mix
+    >>> a, b = np.log([[0.5, 0.5]]), np.log([[0.9, 0.1]])
+    >>> np.exp(mix([a, b], None, [1, 1], "softmax")).round(3)  # geometric mean
+    array([[0.671, 0.224]])
+    >>> from scipy.special import softmax
+    >>> softmax(mix([a, b], None, [1, 1], "softmax"), axis=1).round(3)
+    array([[0.75, 0.25]])
+    >>> softmax(mix([a, b], None, [1, 1], "softmax", space="weights"),
+    ...         axis=1).round(3)
+    array([[0.7, 0.3]])
+    """
+    if space == "weights" and weights is None:
+        weights = [PSI[psi].weights(theta, U, p) for theta in thetas]
+    total = None
+    for index, (theta, count) in enumerate(zip(thetas, rows, strict=True)):
+        term = count * point(theta, None if weights is None else weights[index],
+                             psi, space)
+        total = term if total is None else total + term
+    return finish(total / float(np.sum(rows)), psi, U, p, space)
+
+
+def point(theta, weights, psi, space):
+    """A model's point in the mixing space: its weights, or its parameters (for
+    a geodesic psi, on the unit sphere: its Theta is its point only up to a
+    positive factor, KMWW Examples 2, 3)."""
+    if space == "weights":
+        return weights
+    if PSI[psi].geodesic:
+        return theta / np.linalg.norm(theta, axis=-1, keepdims=True)
+    return theta
+
+
+def finish(mean, psi, U, p, space):
+    """The parameters of the mean ``mean`` of the learners' points."""
+    if space == "parameters":
+        # Any mean of parameters is parameters: psi maps them into its domain.
+        return mean
+    if psi == "sphere":
+        # The mean of points of the sphere lies inside its ball: projected back
+        # along its ray onto the sphere of radius U (KMWW Example 2).
+        mean = mean * (U / np.linalg.norm(mean, axis=-1, keepdims=True))
+    elif psi in ("softmax", "simplex"):
+        mean = mean / mean.sum(axis=-1, keepdims=True)  # (the simplex, rounded)
+    # The l1 ball of EG± (HKW §III) and the positive orthant of EGU and Burg are
+    # convex: the mean stays inside, strictly.
+    return PSI[psi].inverse(mean, U, p)
+
+
+def learn(start, block, classes, first, space):
+    """One learner's pass: ``partial_fit`` over its partition ``block`` from the
+    mixed model ``start`` (a fresh clone of the estimator on the first pass);
+    its terms (:func:`add` sums them), or None for an empty partition.
+
+    On the first pass the terms carry the model, emptied of its loop, as the
+    template of the mixed models."""
+    X, y, sample_weight = block
+    if not X.shape[0]:
+        return None
+    model = clone(start) if first else copy.deepcopy(start)  # (never the shared)
+    # Its averaged trials are summed from zero: the mix adds every learner's.
+    model.__dict__.pop("_averages", None)
+    model.partial_fit(X, y, sample_weight=sample_weight,
+                      **({} if classes is None else {"classes": classes}))
+    rows = X.shape[0]
+    theta = np.array(model.theta_)
+    psi, U, p = model._fitted_psi, float(model.U), float(model.p)
+    weights = PSI[psi].weights(theta, U, p) if space == "weights" else None
+    before = np.zeros(3) if first else progress(start)
+    terms = {
+        "rows": rows,
+        "point": rows * point(theta, weights, psi, space),
+        # The loop's own intercepts (an averaging model's intercept_ is a mean).
+        "intercept": rows * model.__dict__["intercept_"],
+        "progress": progress(model) - before,
+        "averages": model._carried_averages(),
+        "rates": (model.eta_, model.intercept_eta_, model.n_eta_changes_),
+        "template": None,
+    }
+    if first:
+        model.__dict__.pop("_kept_loop", None)  # (it holds this learner's pass)
+        terms["template"] = model
+    return terms
+
+
+def progress(model):
+    """``(t_, cumulative_loss_, loss of Theta_1 over the same trials)``: what a
+    pass adds to, the last compared with the second by the runaway check of
+    :mod:`sklearn_ga._passes`."""
+    return np.array([model.t_, model.cumulative_loss_,
+                     model.__dict__.get("_initial_loss", 0.0)])
+
+
+def add(left, right):
+    """The terms of two neighbouring runs of learners (None: no rows); the
+    rates and template of the first that has them."""
+    if left is None or right is None:
+        return right if left is None else left
+    averages = None
+    if left["averages"] is not None:
+        averages = tuple(a + b for a, b in zip(left["averages"], right["averages"],
+                                               strict=True))
+    return {
+        "rows": left["rows"] + right["rows"],
+        "point": left["point"] + right["point"],
+        "intercept": left["intercept"] + right["intercept"],
+        "progress": left["progress"] + right["progress"],
+        "averages": averages,
+        "rates": right["rates"],  # (the trials' last)
+        "template": (left["template"] if left["template"] is not None
+                     else right["template"]),
+    }
+
+
+def mixed_model(template, terms, before, sums, space, n_iter):
+    """A plain fitted estimator holding the mix of a pass's learners (their
+    summed ``terms``), from counters ``before`` the pass and the sums ``sums``
+    of every averaged trial so far: the next pass starts from it, and the last
+    is ``estimator_``."""
+    model = copy.deepcopy(template)
+    rows = float(terms["rows"])
+    psi, U, p = model._fitted_psi, float(model.U), float(model.p)
+    model.theta_ = finish(terms["point"] / rows, psi, U, p, space)  # (validated)
+    model.intercept_ = terms["intercept"] / rows
+    t, loss, initial = before + terms["progress"]
+    model.t_, model.cumulative_loss_, model._initial_loss = int(t), loss, initial
+    model.eta_, model.intercept_eta_, model.n_eta_changes_ = terms["rates"]
+    model.n_iter_ = n_iter
+    model.path_measure_ = np.nan  # (a mix is no step along the path)
+    if sums is not None and sums[2][0] > 0:
+        # It predicts with the mean weights of every trial of every learner; a
+        # partial_fit continues these sums.
+        model._averages = sums
+        coef = sums[0] / sums[2][:, None]
+        coef.flags.writeable = False
+        model.coef_ = model._shape_coef(coef)
+    return model

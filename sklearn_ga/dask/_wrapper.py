@@ -1,0 +1,316 @@
+"""ParameterMixing: the estimator of :mod:`sklearn_ga.dask`, which drives the
+passes on the ``dask.distributed`` client in use."""
+
+import warnings
+from numbers import Integral, Real
+
+import dask
+import numpy as np
+from distributed import get_client
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import BaseGA
+from .._cv import GAClassifierCV, GARegressorCV
+from ._data import blockwise, combined_score, labels, partitions, score_terms
+from ._mixing import SPACES, add, learn, mixed_model
+
+
+class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
+    """One GA model learned on a Dask cluster by iterative parameter mixing.
+
+    Each pass, every partition's learner runs one on-line pass of the compiled
+    loop (``partial_fit``) over that partition, from the current mixed model,
+    on the worker that holds it; the learners' models are then mixed, weighted
+    by their rows, and the next pass starts from the mix (McDonald, Hall & Mann
+    2010), as Vowpal Wabbit's AllReduce mixes between passes. The sums run in a
+    binary tree fixed by the order of the partitions, on the workers: the same
+    partitions give the same model, bit for bit, on any number of workers and
+    whichever finishes first. The tasks run on the ``dask.distributed`` client
+    in use.
+
+    Read more in the :ref:`User Guide <distributed>`.
+
+    Parameters
+    ----------
+    estimator : GARegressor or GAClassifier
+        The model to learn (unfitted; its ``max_iter``, ``tol`` and ``shuffle``
+        are not read: a pass is ``partial_fit``'s). ``eta`` must be a number:
+        with ``eta="theory"`` each learner would set its rate from its own rows.
+    max_iter : int, default=5
+        The most passes over the data.
+    tol : float or None, default=1e-3
+        The passes stop when the on-line loss of a pass, summed over the
+        learners, has not fallen below the best pass's minus ``tol * n_samples``
+        for ``n_iter_no_change`` passes in a row, as ``fit``'s epochs stop.
+        None: ``max_iter`` passes.
+    n_iter_no_change : int, default=5
+        Passes without improvement before stopping.
+    mixing : {"parameters", "weights"}, default="parameters"
+        Where the models are averaged: their parameters Theta (for EG and EG±
+        a normalised geometric mean of the weights), or their weights
+        psi(Theta), mapped back by psi^-1. Either stays in psi's domain
+        (:func:`~sklearn_ga.dask.mix`).
+
+    Attributes
+    ----------
+    estimator_ : GARegressor or GAClassifier
+        The mixed model: a plain fitted estimator, picklable, that predicts
+        without Dask. Its ``t_`` counts every trial of every learner and its
+        ``cumulative_loss_`` their losses; with ``average``, it predicts with
+        the mean weights over all those trials.
+    cumulative_loss_ : float
+        The first pass's on-line (progressive) loss, summed over the learners.
+    loss_curve_ : ndarray of shape (n_iter_,)
+        Each pass's on-line loss, summed over the learners.
+    n_iter_ : int
+        The passes run.
+    n_partitions_ : int
+        The partitions, one learner each.
+    n_features_in_ : int
+        The number of features.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names of a DataFrame X.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (classifiers only).
+
+    See Also
+    --------
+    sklearn_ga.GARegressor.partial_fit : The pass each learner runs.
+    dask_ml.wrappers.Incremental : One learner over every block in turn.
+
+    References
+    ----------
+    R. McDonald, K. Hall and G. Mann, "Distributed training strategies for the
+    structured perceptron", NAACL 2010.
+
+    A. Agarwal, O. Chapelle, M. Dudik and J. Langford, "A reliable effective
+    terascale linear learning system", JMLR 15, 2014.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from sklearn_ga import GARegressor
+    >>> from sklearn_ga.dask import ParameterMixing
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.choice([-1.0, 1.0], size=(4000, 10))
+    >>> y = X @ np.linspace(-1, 1, 10)
+    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    ...                   dashboard_address=None) as cluster, Client(cluster):
+    ...     model = ParameterMixing(GARegressor(eta=0.01), max_iter=3, tol=None)
+    ...     model = model.fit(da.from_array(X, chunks=1000),
+    ...                       da.from_array(y, chunks=1000))
+    >>> model.n_partitions_, model.n_iter_, model.estimator_.t_
+    (4, 3, 12000)
+    >>> bool(model.score(X, y) > 0.99)
+    True
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["partial_fit"])],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, None, None, closed="neither"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "mixing": [StrOptions(set(SPACES))],
+    }
+
+    def __init__(self, estimator, *, max_iter=5, tol=1e-3, n_iter_no_change=5,
+                 mixing="parameters"):
+        self.estimator = estimator
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.mixing = mixing
+
+    def fit(self, X, y, sample_weight=None, classes=None):
+        """Learn the model by passes of parameter mixing over (X, y).
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            Inputs, partitioned by rows (a dask array's column chunks are
+            joined); chunks of CSR matrices are read as such. In-memory data
+            are cut into one partition per worker.
+        y : dask array, Series or DataFrame of shape (n_samples,) or \
+                (n_samples, n_outputs)
+            Targets, partitioned as X (a dask array is rechunked to X's rows).
+        sample_weight : dask array or Series of shape (n_samples,), default=None
+            Non-negative weights of the trials, partitioned as y.
+        classes : array-like of shape (n_classes,), default=None
+            A classifier's labels; None: those of y, found in one pass over it.
+
+        Returns
+        -------
+        self : object
+            Fitted wrapper.
+        """
+        self._validate_params()
+        estimator = self.estimator
+        if (not isinstance(estimator, BaseGA)
+                or isinstance(estimator, (GAClassifierCV, GARegressorCV))):
+            raise TypeError(
+                "ParameterMixing mixes the models of GARegressor or GAClassifier; "
+                f"got {type(estimator).__name__} (a CV estimator's grid is many "
+                "models: mix the one of its chosen eta_ and U_).")
+        if estimator.eta == "theory" or estimator.early_stopping:
+            raise ValueError(
+                "ParameterMixing needs the estimator's eta to be a number and "
+                "early_stopping=False: each learner sees only its partition, "
+                "from whose rows eta='theory' would set a rate of its own, and a "
+                "pass is partial_fit's, which holds nothing out. Set eta (e.g. "
+                "to sklearn_ga.theorem3_learning_rate's on a sample) and "
+                "early_stopping=False.")
+        client = get_client()
+        blocks = client.compute(partitions(
+            X, y, sample_weight, len(client.scheduler_info()["workers"])))
+        try:
+            return self._passes(client, blocks, classes)
+        finally:
+            client.cancel(blocks)
+
+    def _passes(self, client, blocks, classes):
+        """The passes over the partitions ``blocks`` (futures, where they
+        live); the fitted attributes are set only once all succeeded."""
+        if is_classifier(self.estimator) and classes is None:
+            classes = np.unique(np.concatenate(client.gather(
+                [client.submit(labels, part) for part in blocks])))
+        start, template, sums = clone(self.estimator), None, None
+        before, losses, best, stale = np.zeros(3), [], np.inf, 0
+        for n_iter in range(1, self.max_iter + 1):
+            shared = start if template is None else client.scatter(
+                start, broadcast=True)
+            terms = [client.submit(learn, shared, part, classes, template is None,
+                                   self.mixing, pure=False) for part in blocks]
+            while len(terms) > 1:  # (a tree fixed by the partitions' order)
+                terms = [client.submit(add, *terms[i:i + 2], pure=False)
+                         if i + 1 < len(terms) else terms[i]
+                         for i in range(0, len(terms), 2)]
+            total = terms[0].result()
+            if total is None:
+                raise ValueError("ParameterMixing got no rows to learn: X is empty.")
+            template = template if template is not None else total["template"]
+            if total["averages"] is not None:
+                sums = total["averages"] if sums is None else tuple(
+                    a + b for a, b in zip(sums, total["averages"], strict=True))
+            start = mixed_model(template, total, before, sums, self.mixing, n_iter)
+            before = before + total["progress"]
+            losses.append(float(total["progress"][1]))
+            if self.tol is not None:
+                worse = losses[-1] > best - self.tol * total["rows"]
+                stale, best = stale + 1 if worse else 0, min(best, losses[-1])
+                if stale >= self.n_iter_no_change:
+                    break
+        else:
+            if self.tol is not None and self.max_iter > 1:
+                warnings.warn(
+                    f"Maximum number of passes ({self.max_iter}) reached before the "
+                    "on-line loss stopped improving; consider increasing max_iter.",
+                    ConvergenceWarning, stacklevel=3)
+        self.estimator_ = start
+        self.cumulative_loss_ = losses[0]
+        self.loss_curve_ = np.array(losses)
+        self.n_iter_, self.n_partitions_ = len(losses), len(blocks)
+        self.n_features_in_ = start.n_features_in_
+        if hasattr(start, "feature_names_in_"):
+            self.feature_names_in_ = start.feature_names_in_
+        if hasattr(start, "classes_"):
+            self.classes_ = start.classes_
+        return self
+
+    # -- prediction, block by block on dask data ---------------------------------
+
+    def predict(self, X):
+        """Predictions of ``estimator_``: a dask array for dask X (computed
+        partition by partition), else an ndarray.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or array-like of shape \
+                (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        y : dask array or ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predicted targets or labels.
+        """
+        return self._blockwise("predict", X)
+
+    def predict_proba(self, X):
+        """Class probabilities of ``estimator_`` (classifiers), as :meth:`predict`.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or array-like of shape \
+                (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        proba : dask array or ndarray of shape (n_samples, n_classes)
+            Probabilities of the classes, in the order of ``classes_``.
+        """
+        return self._blockwise("predict_proba", X)
+
+    def decision_function(self, X):
+        """Decision values of ``estimator_`` (classifiers), as :meth:`predict`.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or array-like of shape \
+                (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        scores : dask array or ndarray of shape (n_samples,) or \
+                (n_samples, n_classes)
+            Decision values.
+        """
+        return self._blockwise("decision_function", X)
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 (regressor) or accuracy (classifier) of ``estimator_`` on (X, y),
+        from sums over the partitions of dask data.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or array-like of shape \
+                (n_samples, n_features)
+            Inputs.
+        y : dask array, Series or array-like of shape (n_samples,) or \
+                (n_samples, n_outputs)
+            True targets or labels, partitioned as X.
+        sample_weight : dask array, Series or array-like of shape \
+                (n_samples,), default=None
+            Weights of the samples.
+
+        Returns
+        -------
+        score : float
+            As ``estimator_.score``.
+        """
+        check_is_fitted(self, "estimator_")
+        if not any(dask.is_dask_collection(v) for v in (X, y, sample_weight)):
+            return self.estimator_.score(X, y, sample_weight=sample_weight)
+        terms = dask.compute(*[dask.delayed(score_terms)(self.estimator_, part)
+                               for part in partitions(X, y, sample_weight)])
+        return combined_score(terms, is_classifier(self.estimator_))
+
+    def _blockwise(self, method, X):
+        check_is_fitted(self, "estimator_")
+        function = getattr(self.estimator_, method)
+        if not dask.is_dask_collection(X):
+            return function(X)
+        return blockwise(function, X, self.n_features_in_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.input_tags.sparse = True
+        return tags
