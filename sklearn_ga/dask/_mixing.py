@@ -3,9 +3,10 @@ the mixed model: the parameter mixing of :mod:`sklearn_ga.dask`.
 
 A learner is a partition's: it runs ``partial_fit`` over its partition from the
 mixed model and gives its terms, its model's point in the mixing space times its
-rows. The terms are summed in a binary tree fixed by the partitions' order, so
-the same partitions give the same sum whichever workers hold them; the mean,
-mapped back into psi's domain, is the next mixed model.
+rows. The terms are summed in a binary tree fixed by the partitions' order
+(:func:`tree_sums`): a worker sums the subtrees of the partitions it holds, the
+driver the rest, so the same partitions give the same bits whichever workers
+hold them. The mean, mapped back into psi's domain, is the next mixed model.
 """
 
 import copy
@@ -133,6 +134,33 @@ def learn(start, block, classes, first, space):
         model.__dict__.pop("_kept_loop", None)  # (it holds this learner's pass)
         terms["template"] = model
     return terms
+
+
+def learn_share(start, indices, blocks, classes, first, space, n_partitions):
+    """One worker's pass: the learners of its partitions (``blocks``, at these
+    ``indices`` in the order of all ``n_partitions``), and the sums of their
+    terms over the subtrees of :func:`tree_sums` that it holds whole."""
+    leaves = {(i, i + 1): learn(start, part, classes, first, space)
+              for i, part in zip(indices, blocks, strict=True)}
+    return tree_sums(leaves, n_partitions, whole=False)
+
+
+def tree_sums(known, n_partitions, whole=True):
+    """The sums :func:`add` makes of ``known`` terms, keyed by the ranges of
+    partitions ``(start, stop)`` they sum, up the binary tree over the
+    ``n_partitions`` that pairs neighbours level by level (an odd last one
+    rises alone): the root's terms if ``whole``, else the largest subtrees
+    that ``known`` completes."""
+    known = dict(known)
+    level = [(i, i + 1) for i in range(n_partitions)]
+    while len(level) > 1:
+        pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
+        level = [(pair[0][0], pair[-1][1]) for pair in pairs]
+        for node, pair in zip(level, pairs, strict=True):
+            if all(child in known for child in pair):
+                known[node] = (add(*(known.pop(child) for child in pair))
+                               if len(pair) == 2 else known.pop(pair[0]))
+    return known[(0, n_partitions)] if whole else known
 
 
 def progress(model):

@@ -1,12 +1,13 @@
 """ParameterMixing: the estimator of :mod:`sklearn_ga.dask`, which drives the
 passes on the ``dask.distributed`` client in use."""
 
+import copy
 import warnings
 from numbers import Integral, Real
 
 import dask
 import numpy as np
-from distributed import get_client
+from distributed import get_client, wait
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -15,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import BaseGA
 from .._cv import GAClassifierCV, GARegressorCV
 from ._data import blockwise, combined_score, labels, partitions, score_terms
-from ._mixing import SPACES, add, learn, mixed_model
+from ._mixing import SPACES, learn_share, mixed_model, tree_sums
 
 
 class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
@@ -173,23 +174,27 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
             client.cancel(blocks)
 
     def _passes(self, client, blocks, classes):
-        """The passes over the partitions ``blocks`` (futures, where they
-        live); the fitted attributes are set only once all succeeded."""
+        """The passes over the partitions ``blocks`` (futures), each worker
+        learning those it holds; the fitted attributes are set only once every
+        pass succeeded."""
         if is_classifier(self.estimator) and classes is None:
             classes = np.unique(np.concatenate(client.gather(
                 [client.submit(labels, part) for part in blocks])))
+        wait(blocks)
+        shares = _shares(client, blocks)
         start, template, sums = clone(self.estimator), None, None
         before, losses, best, stale = np.zeros(3), [], np.inf, 0
         for n_iter in range(1, self.max_iter + 1):
-            shared = start if template is None else client.scatter(
-                start, broadcast=True)
-            terms = [client.submit(learn, shared, part, classes, template is None,
-                                   self.mixing, pure=False) for part in blocks]
-            while len(terms) > 1:  # (a tree fixed by the partitions' order)
-                terms = [client.submit(add, *terms[i:i + 2], pure=False)
-                         if i + 1 < len(terms) else terms[i]
-                         for i in range(0, len(terms), 2)]
-            total = terms[0].result()
+            shared = client.scatter(_for_learners(start), broadcast=True)
+            known = {}
+            for part in client.gather([
+                    client.submit(learn_share, shared, indices, share, classes,
+                                  template is None, self.mixing, len(blocks),
+                                  workers=[worker], allow_other_workers=False,
+                                  pure=False)
+                    for worker, (indices, share) in shares.items()]):
+                known.update(part)
+            total = tree_sums(known, len(blocks))
             if total is None:
                 raise ValueError("ParameterMixing got no rows to learn: X is empty.")
             template = template if template is not None else total["template"]
@@ -314,3 +319,24 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         tags.estimator_type = inner.estimator_type
         tags.input_tags.sparse = True
         return tags
+
+
+def _for_learners(model):
+    """The mixed model as the learners need it: without ``coef_``, which they
+    do not read (their loops start from ``theta_``): half the bytes sent."""
+    model = copy.copy(model)
+    model.__dict__.pop("coef_", None)
+    return model
+
+
+def _shares(client, blocks):
+    """``{worker: (indices, blocks)}``: the partitions each worker holds, in
+    order (where a partition has copies, the first worker's in address order).
+    Where they are changes nothing but where the work runs."""
+    holders = client.who_has(blocks)
+    shares = {}
+    for index, part in enumerate(blocks):
+        indices, held = shares.setdefault(min(holders[part.key]), ([], []))
+        indices.append(index)
+        held.append(part)
+    return shares
