@@ -1,15 +1,16 @@
 """What a learner's pass gives the mix, how the learners' terms are summed, and
 the mixed model: the parameter mixing of :mod:`sklearn_ga.dask`.
 
-A learner is a partition's: it runs ``partial_fit`` over its partition from the
-mixed model and gives its terms, its model's point in the mixing space times its
-rows. The terms are summed in a binary tree fixed by the partitions' order
-(:func:`tree_sums`): a worker sums the subtrees of the partitions it holds, the
-driver the rest, so the same partitions give the same bits whichever workers
-hold them. The mean, mapped back into psi's domain, is the next mixed model.
+A learner holds a contiguous share of the partitions: it runs ``partial_fit``
+over them in order from the mixed model and gives its terms, its model's point
+in the mixing space times its rows. The terms are summed in a binary tree fixed
+by the learners' order (:func:`tree_sum`), so the same shares give the same
+bits whichever workers ran them and whenever they finished. The mean, mapped
+back into psi's domain, is the next mixed model.
 """
 
 import copy
+import operator
 
 import numpy as np
 from sklearn.base import clone
@@ -65,12 +66,11 @@ def mix(thetas, weights, rows, psi, U=1.0, p=2.0, space="parameters"):
     """
     if space == "weights" and weights is None:
         weights = [PSI[psi].weights(theta, U, p) for theta in thetas]
-    total = None
-    for index, (theta, count) in enumerate(zip(thetas, rows, strict=True)):
-        term = count * point(theta, None if weights is None else weights[index],
-                             psi, space)
-        total = term if total is None else total + term
-    return finish(total / float(np.sum(rows)), psi, U, p, space)
+    terms = [count * point(theta, None if weights is None else weights[index],
+                           psi, space)
+             for index, (theta, count) in enumerate(zip(thetas, rows, strict=True))]
+    return finish(tree_sum(terms, operator.add) / float(np.sum(rows)), psi, U, p,
+                  space)
 
 
 def point(theta, weights, psi, space):
@@ -100,22 +100,24 @@ def finish(mean, psi, U, p, space):
     return PSI[psi].inverse(mean, U, p)
 
 
-def learn(start, block, classes, first, space):
-    """One learner's pass: ``partial_fit`` over its partition ``block`` from the
-    mixed model ``start`` (a fresh clone of the estimator on the first pass);
-    its terms (:func:`add` sums them), or None for an empty partition.
+def learn(start, blocks, classes, first, space):
+    """One learner's pass: ``partial_fit`` over its partitions ``blocks`` in
+    order, from the mixed model ``start`` (a fresh clone of the estimator on the
+    first pass); its terms (:func:`add` sums them), or None without rows.
 
     On the first pass the terms carry the model, emptied of its loop, as the
     template of the mixed models."""
-    X, y, sample_weight = block
-    if not X.shape[0]:
-        return None
     model = clone(start) if first else copy.deepcopy(start)  # (never the shared)
     # Its averaged trials are summed from zero: the mix adds every learner's.
     model.__dict__.pop("_averages", None)
-    model.partial_fit(X, y, sample_weight=sample_weight,
-                      **({} if classes is None else {"classes": classes}))
-    rows = X.shape[0]
+    extra = {} if classes is None else {"classes": classes}
+    rows = 0
+    for X, y, sample_weight in blocks:
+        if X.shape[0]:
+            model.partial_fit(X, y, sample_weight=sample_weight, **extra)
+            rows += X.shape[0]
+    if not rows:
+        return None
     theta = np.array(model.theta_)
     psi, U, p = model._fitted_psi, float(model.U), float(model.p)
     weights = PSI[psi].weights(theta, U, p) if space == "weights" else None
@@ -136,31 +138,15 @@ def learn(start, block, classes, first, space):
     return terms
 
 
-def learn_share(start, indices, blocks, classes, first, space, n_partitions):
-    """One worker's pass: the learners of its partitions (``blocks``, at these
-    ``indices`` in the order of all ``n_partitions``), and the sums of their
-    terms over the subtrees of :func:`tree_sums` that it holds whole."""
-    leaves = {(i, i + 1): learn(start, part, classes, first, space)
-              for i, part in zip(indices, blocks, strict=True)}
-    return tree_sums(leaves, n_partitions, whole=False)
-
-
-def tree_sums(known, n_partitions, whole=True):
-    """The sums :func:`add` makes of ``known`` terms, keyed by the ranges of
-    partitions ``(start, stop)`` they sum, up the binary tree over the
-    ``n_partitions`` that pairs neighbours level by level (an odd last one
-    rises alone): the root's terms if ``whole``, else the largest subtrees
-    that ``known`` completes."""
-    known = dict(known)
-    level = [(i, i + 1) for i in range(n_partitions)]
-    while len(level) > 1:
-        pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
-        level = [(pair[0][0], pair[-1][1]) for pair in pairs]
-        for node, pair in zip(level, pairs, strict=True):
-            if all(child in known for child in pair):
-                known[node] = (add(*(known.pop(child) for child in pair))
-                               if len(pair) == 2 else known.pop(pair[0]))
-    return known[(0, n_partitions)] if whole else known
+def tree_sum(terms, plus=None):
+    """The sum by ``plus`` (default :func:`add`) of the learners' ``terms`` up
+    the binary tree that pairs neighbours level by level (an odd last one
+    rises alone): fixed by their order, as a spanning tree's AllReduce sums."""
+    plus = plus or add
+    while len(terms) > 1:
+        terms = [plus(*terms[i:i + 2]) if i + 1 < len(terms) else terms[i]
+                 for i in range(0, len(terms), 2)]
+    return terms[0]
 
 
 def progress(model):

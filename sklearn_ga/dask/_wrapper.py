@@ -16,21 +16,23 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import BaseGA
 from .._cv import GAClassifierCV, GARegressorCV
 from ._data import blockwise, combined_score, labels, partitions, score_terms
-from ._mixing import SPACES, learn_share, mixed_model, tree_sums
+from ._mixing import SPACES, learn, mixed_model, tree_sum
 
 
 class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     """One GA model learned on a Dask cluster by iterative parameter mixing.
 
-    Each pass, every partition's learner runs one on-line pass of the compiled
-    loop (``partial_fit``) over that partition, from the current mixed model,
-    on the worker that holds it; the learners' models are then mixed, weighted
+    The partitions are cut into ``n_learners`` contiguous shares, one learner
+    each. Each pass, every learner runs one on-line pass of the compiled loop
+    (``partial_fit``) over its share, in order, from the current mixed model,
+    on a worker that holds the share; the driver mixes their models, weighted
     by their rows, and the next pass starts from the mix (McDonald, Hall & Mann
-    2010), as Vowpal Wabbit's AllReduce mixes between passes. The sums run in a
-    binary tree fixed by the order of the partitions, on the workers: the same
-    partitions give the same model, bit for bit, on any number of workers and
-    whichever finishes first. The tasks run on the ``dask.distributed`` client
-    in use.
+    2010), as Vowpal Wabbit's AllReduce mixes its nodes' models between passes.
+    The sum runs in a binary tree fixed by the shares' order: the same
+    partitions and ``n_learners`` give the same model, bit for bit, whichever
+    worker runs a share and whenever it finishes. With one learner, the model
+    is that of ``partial_fit`` over the partitions in turn. The tasks run on
+    the ``dask.distributed`` client in use.
 
     Read more in the :ref:`User Guide <distributed>`.
 
@@ -54,6 +56,10 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         a normalised geometric mean of the weights), or their weights
         psi(Theta), mapped back by psi^-1. Either stays in psi's domain
         (:func:`~sklearn_ga.dask.mix`).
+    n_learners : int or None, default=None
+        The learners, each given a contiguous share of the partitions (at most
+        one partition each); None: one per worker of the client. Fewer learners
+        see more rows each per pass; more run more at once.
 
     Attributes
     ----------
@@ -68,8 +74,8 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         Each pass's on-line loss, summed over the learners.
     n_iter_ : int
         The passes run.
-    n_partitions_ : int
-        The partitions, one learner each.
+    n_learners_ : int
+        The learners of each pass.
     n_features_in_ : int
         The number of features.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -105,8 +111,8 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     ...     model = ParameterMixing(GARegressor(eta=0.01), max_iter=3, tol=None)
     ...     model = model.fit(da.from_array(X, chunks=1000),
     ...                       da.from_array(y, chunks=1000))
-    >>> model.n_partitions_, model.n_iter_, model.estimator_.t_
-    (4, 3, 12000)
+    >>> model.n_learners_, model.n_iter_, model.estimator_.t_
+    (2, 3, 12000)
     >>> bool(model.score(X, y) > 0.99)
     True
     """
@@ -117,15 +123,17 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         "tol": [Interval(Real, None, None, closed="neither"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "mixing": [StrOptions(set(SPACES))],
+        "n_learners": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(self, estimator, *, max_iter=5, tol=1e-3, n_iter_no_change=5,
-                 mixing="parameters"):
+                 mixing="parameters", n_learners=None):
         self.estimator = estimator
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.mixing = mixing
+        self.n_learners = n_learners
 
     def fit(self, X, y, sample_weight=None, classes=None):
         """Learn the model by passes of parameter mixing over (X, y).
@@ -166,35 +174,28 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
                 "to sklearn_ga.theorem3_learning_rate's on a sample) and "
                 "early_stopping=False.")
         client = get_client()
-        blocks = client.compute(partitions(
-            X, y, sample_weight, len(client.scheduler_info()["workers"])))
+        workers = sorted(client.scheduler_info()["workers"])
+        blocks = client.compute(partitions(X, y, sample_weight, len(workers)))
         try:
-            return self._passes(client, blocks, classes)
+            return self._passes(client, workers, blocks, classes)
         finally:
             client.cancel(blocks)
 
-    def _passes(self, client, blocks, classes):
-        """The passes over the partitions ``blocks`` (futures), each worker
-        learning those it holds; the fitted attributes are set only once every
-        pass succeeded."""
+    def _passes(self, client, workers, blocks, classes):
+        """The passes over the partitions ``blocks`` (futures); the fitted
+        attributes are set only once every pass succeeded."""
         if is_classifier(self.estimator) and classes is None:
             classes = np.unique(np.concatenate(client.gather(
                 [client.submit(labels, part) for part in blocks])))
-        wait(blocks)
-        shares = _shares(client, blocks)
+        shares = _shares(client, workers, blocks, self.n_learners or len(workers))
         start, template, sums = clone(self.estimator), None, None
         before, losses, best, stale = np.zeros(3), [], np.inf, 0
         for n_iter in range(1, self.max_iter + 1):
             shared = client.scatter(_for_learners(start), broadcast=True)
-            known = {}
-            for part in client.gather([
-                    client.submit(learn_share, shared, indices, share, classes,
-                                  template is None, self.mixing, len(blocks),
-                                  workers=[worker], allow_other_workers=False,
-                                  pure=False)
-                    for worker, (indices, share) in shares.items()]):
-                known.update(part)
-            total = tree_sums(known, len(blocks))
+            total = tree_sum(client.gather([
+                client.submit(learn, shared, share, classes, template is None,
+                              self.mixing, workers=[worker], pure=False)
+                for worker, share in shares]))
             if total is None:
                 raise ValueError("ParameterMixing got no rows to learn: X is empty.")
             template = template if template is not None else total["template"]
@@ -218,7 +219,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         self.estimator_ = start
         self.cumulative_loss_ = losses[0]
         self.loss_curve_ = np.array(losses)
-        self.n_iter_, self.n_partitions_ = len(losses), len(blocks)
+        self.n_iter_, self.n_learners_ = len(losses), len(shares)
         self.n_features_in_ = start.n_features_in_
         if hasattr(start, "feature_names_in_"):
             self.feature_names_in_ = start.feature_names_in_
@@ -329,14 +330,20 @@ def _for_learners(model):
     return model
 
 
-def _shares(client, blocks):
-    """``{worker: (indices, blocks)}``: the partitions each worker holds, in
-    order (where a partition has copies, the first worker's in address order).
-    Where they are changes nothing but where the work runs."""
+def _shares(client, workers, blocks, n_learners):
+    """``[(worker, blocks)]``: the learners' contiguous shares of the partitions,
+    in order, each run by a worker that holds many of its partitions, at most
+    ceil(shares / workers) shares a worker (it fetches the others once, and
+    keeps them). Where a share runs changes nothing but the time."""
+    wait(blocks)
     holders = client.who_has(blocks)
-    shares = {}
-    for index, part in enumerate(blocks):
-        indices, held = shares.setdefault(min(holders[part.key]), ([], []))
-        indices.append(index)
-        held.append(part)
-    return shares
+    shares = [[blocks[i] for i in share] for share in np.array_split(
+        np.arange(len(blocks)), min(n_learners, len(blocks)))]
+    held = [{worker: sum(worker in holders[block.key] for block in share)
+             for worker in workers} for share in shares]
+    room = dict.fromkeys(workers, -(-len(shares) // len(workers)))
+    chosen = {}
+    for index in sorted(range(len(shares)), key=lambda i: -max(held[i].values())):
+        worker = max((w for w in workers if room[w]), key=held[index].get)
+        chosen[index], room[worker] = worker, room[worker] - 1
+    return [(chosen[index], share) for index, share in enumerate(shares)]
