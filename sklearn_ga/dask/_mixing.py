@@ -11,6 +11,7 @@ back into psi's domain, is the next mixed model.
 
 import copy
 import operator
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone
@@ -100,13 +101,17 @@ def finish(mean, psi, U, p, space):
     return PSI[psi].inverse(mean, U, p)
 
 
-def learn(start, blocks, classes, first, space):
+def learn(run, blocks, classes, space):
     """One learner's pass: ``partial_fit`` over its partitions ``blocks`` in
-    order, from the mixed model ``start`` (a fresh clone of the estimator on the
-    first pass); its terms (:func:`add` sums them), or None without rows.
+    order, from the mixed model of :class:`Run` ``run`` (a fresh clone of the
+    estimator on the first pass); its terms (:func:`add` sums them), or None
+    without rows or once the run stopped.
 
     On the first pass the terms carry the model, emptied of its loop, as the
     template of the mixed models."""
+    if run.stopped:
+        return None
+    first, start = run.template is None, run.model
     model = clone(start) if first else copy.deepcopy(start)  # (never the shared)
     # Its averaged trials are summed from zero: the mix adds every learner's.
     model.__dict__.pop("_averages", None)
@@ -176,6 +181,51 @@ def add(left, right):
         "template": (left["template"] if left["template"] is not None
                      else right["template"]),
     }
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one pass of the mixing hands the next: the mixed ``model`` (the
+    estimator itself before the first pass), the ``template`` of the mixed
+    models, the ``sums`` of every averaged trial, the counters ``before`` the
+    next pass, each pass's on-line loss, and where ``tol`` stands."""
+
+    model: object
+    template: object = None
+    sums: tuple = None
+    before: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    losses: tuple = ()
+    best: float = np.inf
+    stale: int = 0
+    stopped: bool = False
+
+
+def mix_pass(run, space, tol, n_iter_no_change, max_iter, *terms):
+    """The mix that ends a pass, as a task after the learners' (their
+    ``terms``, in order): the :class:`Run` of the next pass, stopped once the
+    loss has not improved by ``tol`` for ``n_iter_no_change`` passes, as
+    ``fit``'s epochs stop. After a stop, it hands the run on unchanged."""
+    if run.stopped:
+        return run
+    total = tree_sum(list(terms))
+    if total is None:
+        raise ValueError("ParameterMixing got no rows to learn: X is empty.")
+    template = run.template if run.template is not None else total["template"]
+    sums = total["averages"]
+    if run.sums is not None:
+        sums = tuple(a + b for a, b in zip(run.sums, sums, strict=True))
+    losses = run.losses + (float(total["progress"][1]),)
+    best, stale = run.best, run.stale
+    if tol is not None:
+        stale = stale + 1 if losses[-1] > best - tol * total["rows"] else 0
+        best = min(best, losses[-1])
+    stopped = stale >= n_iter_no_change
+    model = mixed_model(template, total, run.before, sums, space, len(losses))
+    if not stopped and len(losses) < max_iter:
+        # (The learners start from theta_: half the bytes sent without it.)
+        model.__dict__.pop("coef_", None)
+    return Run(model, template, sums, run.before + total["progress"], losses,
+               best, stale, stopped)
 
 
 def mixed_model(template, terms, before, sums, space, n_iter):

@@ -1,7 +1,6 @@
 """ParameterMixing: the estimator of :mod:`sklearn_ga.dask`, which drives the
 passes on the ``dask.distributed`` client in use."""
 
-import copy
 import warnings
 from numbers import Integral, Real
 
@@ -16,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import BaseGA
 from .._cv import GAClassifierCV, GARegressorCV
 from ._data import blockwise, combined_score, labels, partitions, score_terms
-from ._mixing import SPACES, learn, mixed_model, tree_sum
+from ._mixing import SPACES, Run, learn, mix_pass
 
 
 class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
@@ -188,34 +187,23 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
             classes = np.unique(np.concatenate(client.gather(
                 [client.submit(labels, part) for part in blocks])))
         shares = _shares(client, workers, blocks, self.n_learners or len(workers))
-        start, template, sums = clone(self.estimator), None, None
-        before, losses, best, stale = np.zeros(3), [], np.inf, 0
-        for n_iter in range(1, self.max_iter + 1):
-            shared = client.scatter(_for_learners(start), broadcast=True)
-            total = tree_sum(client.gather([
-                client.submit(learn, shared, share, classes, template is None,
-                              self.mixing, workers=[worker], pure=False)
-                for worker, share in shares]))
-            if total is None:
-                raise ValueError("ParameterMixing got no rows to learn: X is empty.")
-            template = template if template is not None else total["template"]
-            if total["averages"] is not None:
-                sums = total["averages"] if sums is None else tuple(
-                    a + b for a, b in zip(sums, total["averages"], strict=True))
-            start = mixed_model(template, total, before, sums, self.mixing, n_iter)
-            before = before + total["progress"]
-            losses.append(float(total["progress"][1]))
-            if self.tol is not None:
-                worse = losses[-1] > best - self.tol * total["rows"]
-                stale, best = stale + 1 if worse else 0, min(best, losses[-1])
-                if stale >= self.n_iter_no_change:
-                    break
-        else:
-            if self.tol is not None and self.max_iter > 1:
-                warnings.warn(
-                    f"Maximum number of passes ({self.max_iter}) reached before the "
-                    "on-line loss stopped improving; consider increasing max_iter.",
-                    ConvergenceWarning, stacklevel=3)
+        # The whole fit is one graph: each pass's learners wait for the last
+        # pass's mix, itself a task, so the driver waits on no pass.
+        run = Run(clone(self.estimator))
+        for _ in range(self.max_iter):
+            terms = [client.submit(learn, run, share, classes, self.mixing,
+                                   workers=[worker], pure=False)
+                     for worker, share in shares]
+            run = client.submit(mix_pass, run, self.mixing, self.tol,
+                                self.n_iter_no_change, self.max_iter, *terms,
+                                pure=False)
+        run = run.result()
+        if self.tol is not None and self.max_iter > 1 and not run.stopped:
+            warnings.warn(
+                f"Maximum number of passes ({self.max_iter}) reached before the "
+                "on-line loss stopped improving; consider increasing max_iter.",
+                ConvergenceWarning, stacklevel=3)
+        start, losses = run.model, run.losses
         self.estimator_ = start
         self.cumulative_loss_ = losses[0]
         self.loss_curve_ = np.array(losses)
@@ -320,14 +308,6 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         tags.estimator_type = inner.estimator_type
         tags.input_tags.sparse = True
         return tags
-
-
-def _for_learners(model):
-    """The mixed model as the learners need it: without ``coef_``, which they
-    do not read (their loops start from ``theta_``): half the bytes sent."""
-    model = copy.copy(model)
-    model.__dict__.pop("coef_", None)
-    return model
 
 
 def _shares(client, workers, blocks, n_learners):
