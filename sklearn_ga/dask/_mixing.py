@@ -10,7 +10,6 @@ back into psi's domain, is the next mixed model.
 """
 
 import copy
-import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,11 +66,17 @@ def mix(thetas, weights, rows, psi, U=1.0, p=2.0, space="parameters"):
     """
     if space == "weights" and weights is None:
         weights = [PSI[psi].weights(theta, U, p) for theta in thetas]
-    terms = [count * point(theta, None if weights is None else weights[index],
-                           psi, space)
-             for index, (theta, count) in enumerate(zip(thetas, rows, strict=True))]
-    return finish(tree_sum(terms, operator.add) / float(np.sum(rows)), psi, U, p,
-                  space)
+    points = [point(theta, None if weights is None else weights[index], psi, space)
+              for index, theta in enumerate(thetas)]
+    return finish(weighted_mean(points, rows), psi, U, p, space)
+
+
+def weighted_mean(arrays, rows):
+    """The mean of ``arrays`` weighted by ``rows``, each scaled by its share of
+    the rows before the sum (one array stays itself, bit for bit)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    return tree_sum([share * array for share, array in
+                     zip(rows / rows.sum(), arrays, strict=True)])
 
 
 def point(theta, weights, psi, space):
@@ -104,8 +109,9 @@ def finish(mean, psi, U, p, space):
 def learn(run, blocks, classes, space):
     """One learner's pass: ``partial_fit`` over its partitions ``blocks`` in
     order, from the mixed model of :class:`Run` ``run`` (a fresh clone of the
-    estimator on the first pass); its terms (:func:`add` sums them), or None
-    without rows or once the run stopped.
+    estimator on the first pass); its terms (its rows, its point in the mixing
+    space, what it added to the counters...), or None without rows or once the
+    run stopped.
 
     On the first pass the terms carry the model, emptied of its loop, as the
     template of the mixed models."""
@@ -129,9 +135,9 @@ def learn(run, blocks, classes, space):
     before = np.zeros(3) if first else progress(start)
     terms = {
         "rows": rows,
-        "point": rows * point(theta, weights, psi, space),
+        "point": point(theta, weights, psi, space),
         # The loop's own intercepts (an averaging model's intercept_ is a mean).
-        "intercept": rows * model.__dict__["intercept_"],
+        "intercept": np.array(model.__dict__["intercept_"]),
         "progress": progress(model) - before,
         "averages": model._carried_averages(),
         "rates": (model.eta_, model.intercept_eta_, model.n_eta_changes_),
@@ -143,13 +149,12 @@ def learn(run, blocks, classes, space):
     return terms
 
 
-def tree_sum(terms, plus=None):
-    """The sum by ``plus`` (default :func:`add`) of the learners' ``terms`` up
-    the binary tree that pairs neighbours level by level (an odd last one
-    rises alone): fixed by their order, as a spanning tree's AllReduce sums."""
-    plus = plus or add
+def tree_sum(terms):
+    """The sum of ``terms`` up the binary tree that pairs neighbours level by
+    level (an odd last one rises alone): fixed by their order, as a spanning
+    tree's AllReduce sums, whoever computed them and whenever."""
     while len(terms) > 1:
-        terms = [plus(*terms[i:i + 2]) if i + 1 < len(terms) else terms[i]
+        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i]
                  for i in range(0, len(terms), 2)]
     return terms[0]
 
@@ -160,27 +165,6 @@ def progress(model):
     :mod:`sklearn_ga._passes`."""
     return np.array([model.t_, model.cumulative_loss_,
                      model.__dict__.get("_initial_loss", 0.0)])
-
-
-def add(left, right):
-    """The terms of two neighbouring runs of learners (None: no rows); the
-    rates and template of the first that has them."""
-    if left is None or right is None:
-        return right if left is None else left
-    averages = None
-    if left["averages"] is not None:
-        averages = tuple(a + b for a, b in zip(left["averages"], right["averages"],
-                                               strict=True))
-    return {
-        "rows": left["rows"] + right["rows"],
-        "point": left["point"] + right["point"],
-        "intercept": left["intercept"] + right["intercept"],
-        "progress": left["progress"] + right["progress"],
-        "averages": averages,
-        "rates": right["rates"],  # (the trials' last)
-        "template": (left["template"] if left["template"] is not None
-                     else right["template"]),
-    }
 
 
 @dataclass(frozen=True)
@@ -207,13 +191,24 @@ def mix_pass(run, space, tol, n_iter_no_change, max_iter, *terms):
     ``fit``'s epochs stop. After a stop, it hands the run on unchanged."""
     if run.stopped:
         return run
-    total = tree_sum(list(terms))
-    if total is None:
+    terms = [part for part in terms if part is not None]
+    if not terms:
         raise ValueError("ParameterMixing got no rows to learn: X is empty.")
-    template = run.template if run.template is not None else total["template"]
-    sums = total["averages"]
-    if run.sums is not None:
-        sums = tuple(a + b for a, b in zip(run.sums, sums, strict=True))
+    template = run.template if run.template is not None else terms[0]["template"]
+    rows = [part["rows"] for part in terms]
+    total = {
+        "rows": sum(rows),
+        "point": weighted_mean([part["point"] for part in terms], rows),
+        "intercept": weighted_mean([part["intercept"] for part in terms], rows),
+        "progress": tree_sum([part["progress"] for part in terms]),
+        "rates": terms[-1]["rates"],  # (those of the last trials)
+    }
+    sums = None
+    if terms[0]["averages"] is not None:
+        sums = tuple(tree_sum(list(parts)) for parts in zip(
+            *[part["averages"] for part in terms], strict=True))
+        if run.sums is not None:
+            sums = tuple(a + b for a, b in zip(run.sums, sums, strict=True))
     losses = run.losses + (float(total["progress"][1]),)
     best, stale = run.best, run.stale
     if tol is not None:
@@ -230,14 +225,13 @@ def mix_pass(run, space, tol, n_iter_no_change, max_iter, *terms):
 
 def mixed_model(template, terms, before, sums, space, n_iter):
     """A plain fitted estimator holding the mix of a pass's learners (their
-    summed ``terms``), from counters ``before`` the pass and the sums ``sums``
-    of every averaged trial so far: the next pass starts from it, and the last
-    is ``estimator_``."""
+    mean point and intercepts and summed counters, ``terms``), from the
+    counters ``before`` the pass and the sums ``sums`` of every averaged trial
+    so far: the next pass starts from it, and the last is ``estimator_``."""
     model = copy.deepcopy(template)
-    rows = float(terms["rows"])
     psi, U, p = model._fitted_psi, float(model.U), float(model.p)
-    model.theta_ = finish(terms["point"] / rows, psi, U, p, space)  # (validated)
-    model.intercept_ = terms["intercept"] / rows
+    model.theta_ = finish(terms["point"], psi, U, p, space)  # (validated)
+    model.intercept_ = terms["intercept"]
     t, loss, initial = before + terms["progress"]
     model.t_, model.cumulative_loss_, model._initial_loss = int(t), loss, initial
     model.eta_, model.intercept_eta_, model.n_eta_changes_ = terms["rates"]
