@@ -105,7 +105,7 @@ def cases():
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         m = rows(800_000)
         X, y, holdout = _stream(_dense_rows, m, 200, client)
         shape = f"dense {X.shape[0]}x200 in {PARTITIONS}"

@@ -30,7 +30,7 @@ CHUNK = 500
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
-                                  processes=False, dashboard_address=None) as cluster:
+                                  processes=False, dashboard_address=":0") as cluster:
         with distributed.Client(cluster) as client:
             yield client
 
@@ -148,7 +148,7 @@ def test_same_bits_on_any_cluster(client):
     dX, dy = _dask(X, y)
     estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05, average=True)
     with distributed.LocalCluster(n_workers=8, threads_per_worker=1,
-                                  processes=False, dashboard_address=None) as big:
+                                  processes=False, dashboard_address=":0") as big:
         with distributed.Client(big, set_as_default=False) as other:
             with other.as_current():
                 runs = [ParameterMixing(estimator, max_iter=3, tol=None).fit(dX, dy)

@@ -106,7 +106,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     >>> X = rng.choice([-1.0, 1.0], size=(4000, 10))
     >>> y = X @ np.linspace(-1, 1, 10)
     >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-    ...                   dashboard_address=None) as cluster, Client(cluster):
+    ...                   dashboard_address=":0") as cluster, Client(cluster):
     ...     model = ParameterMixing(GARegressor(eta=0.01), max_iter=3, tol=None)
     ...     model = model.fit(da.from_array(X, chunks=1000),
     ...                       da.from_array(y, chunks=1000))
