@@ -371,3 +371,25 @@ def test_sparse_target_survives_the_mixing(client):
             matching_loss(y[m:], activation=held, phi="tanh"))
     assert losses["eg_pm"][0] < losses["gd"][0] / 2
     assert losses["eg_pm"][1] < losses["gd"][1] / 2
+
+
+def test_a_share_learned_in_runs_is_the_same(client):
+    # A share whose partitions lie on several workers is learned run by run,
+    # the model pickled from one worker to the next: the same terms, bit for bit.
+    from sklearn_ga.dask._mixing import Run, learn
+
+    X, y = _stream(m=2000)
+    blocks = [(X[i:i + CHUNK], y[i:i + CHUNK], None) for i in range(0, 2000, CHUNK)]
+    estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05, average=True)
+    run = Run(estimator)
+    whole = learn(run, blocks, None, "parameters")
+    model = pickle.loads(pickle.dumps(learn(run, blocks[:1], None, "parameters",
+                                            last=False)))
+    model = pickle.loads(pickle.dumps(learn(run, blocks[1:3], None, "parameters",
+                                            model, last=False)))
+    parts = learn(run, blocks[3:], None, "parameters", model)
+    for name in ("point", "intercept", "progress"):
+        assert np.array_equal(whole[name], parts[name])
+    for a, b in zip(whole["averages"], parts["averages"], strict=True):
+        assert np.array_equal(a, b)
+    assert whole["rows"] == parts["rows"] == 2000

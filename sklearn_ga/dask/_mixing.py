@@ -106,35 +106,38 @@ def finish(mean, psi, U, p, space):
     return PSI[psi].inverse(mean, U, p)
 
 
-def learn(run, blocks, classes, space):
-    """One learner's pass: ``partial_fit`` over its partitions ``blocks`` in
-    order, from the mixed model of :class:`Run` ``run`` (a fresh clone of the
-    estimator on the first pass); its terms (its rows, its point in the mixing
-    space, what it added to the counters...), or None without rows or once the
-    run stopped.
+def learn(run, blocks, classes, space, model=None, last=True):
+    """One learner's pass, or part of it: ``partial_fit`` over its partitions
+    ``blocks`` in order, continuing ``model`` (None: from the mixed model of
+    :class:`Run` ``run``, a fresh clone of the estimator on the first pass).
+    Unless ``last``, the model, for the share's next partitions on another
+    worker (a copy continues bit for bit); else the learner's terms (its rows,
+    its point in the mixing space, what it added to the counters...), or None
+    without rows or once the run stopped.
 
     On the first pass the terms carry the model, emptied of its loop, as the
     template of the mixed models."""
     if run.stopped:
         return None
     first, start = run.template is None, run.model
-    model = clone(start) if first else copy.deepcopy(start)  # (never the shared)
-    # Its averaged trials are summed from zero: the mix adds every learner's.
-    model.__dict__.pop("_averages", None)
+    if model is None:
+        model = clone(start) if first else copy.deepcopy(start)  # (not the shared)
+        # Its averaged trials are summed from zero: the mix adds every learner's.
+        model.__dict__.pop("_averages", None)
     extra = {} if classes is None else {"classes": classes}
-    rows = 0
     for X, y, sample_weight in blocks:
         if X.shape[0]:
             model.partial_fit(X, y, sample_weight=sample_weight, **extra)
-            rows += X.shape[0]
-    if not rows:
+    if not last:
+        return model
+    before = np.zeros(3) if first else progress(start)
+    if "theta_" not in model.__dict__ or progress(model)[0] == before[0]:
         return None
     theta = np.array(model.theta_)
     psi, U, p = model._fitted_psi, float(model.U), float(model.p)
     weights = PSI[psi].weights(theta, U, p) if space == "weights" else None
-    before = np.zeros(3) if first else progress(start)
     terms = {
-        "rows": rows,
+        "rows": int(progress(model)[0] - before[0]),
         "point": point(theta, weights, psi, space),
         # The loop's own intercepts (an averaging model's intercept_ is a mean).
         "intercept": np.array(model.__dict__["intercept_"]),

@@ -176,24 +176,30 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         workers = sorted(client.scheduler_info()["workers"])
         blocks = client.compute(partitions(X, y, sample_weight, len(workers)))
         try:
-            return self._passes(client, workers, blocks, classes)
+            return self._passes(client, workers, blocks, classes, X.shape[1])
         finally:
             client.cancel(blocks)
 
-    def _passes(self, client, workers, blocks, classes):
+    def _passes(self, client, workers, blocks, classes, n_features):
         """The passes over the partitions ``blocks`` (futures); the fitted
         attributes are set only once every pass succeeded."""
         if is_classifier(self.estimator) and classes is None:
             classes = np.unique(np.concatenate(client.gather(
                 [client.submit(labels, part) for part in blocks])))
-        shares = _shares(client, workers, blocks, self.n_learners or len(workers))
+        plan = _plan(client, workers, blocks, self.n_learners or len(workers),
+                     n_features, self.max_iter)
         # The whole fit is one graph: each pass's learners wait for the last
         # pass's mix, itself a task, so the driver waits on no pass.
         run = Run(clone(self.estimator))
         for _ in range(self.max_iter):
-            terms = [client.submit(learn, run, share, classes, self.mixing,
-                                   workers=[worker], pure=False)
-                     for worker, share in shares]
+            terms = []
+            for runs in plan:
+                model = None
+                for index, (worker, part) in enumerate(runs):
+                    model = client.submit(learn, run, part, classes, self.mixing,
+                                          model, index == len(runs) - 1,
+                                          workers=[worker], pure=False)
+                terms.append(model)
             run = client.submit(mix_pass, run, self.mixing, self.tol,
                                 self.n_iter_no_change, self.max_iter, *terms,
                                 pure=False)
@@ -207,7 +213,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         self.estimator_ = start
         self.cumulative_loss_ = losses[0]
         self.loss_curve_ = np.array(losses)
-        self.n_iter_, self.n_learners_ = len(losses), len(shares)
+        self.n_iter_, self.n_learners_ = len(losses), len(plan)
         self.n_features_in_ = start.n_features_in_
         if hasattr(start, "feature_names_in_"):
             self.feature_names_in_ = start.feature_names_in_
@@ -310,20 +316,39 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
-def _shares(client, workers, blocks, n_learners):
-    """``[(worker, blocks)]``: the learners' contiguous shares of the partitions,
-    in order, each run by a worker that holds many of its partitions, at most
-    ceil(shares / workers) shares a worker (it fetches the others once, and
-    keeps them). Where a share runs changes nothing but the time."""
+def _plan(client, workers, blocks, n_learners, n_features, passes):
+    """The learners' contiguous shares of the partitions, in order, each as its
+    runs ``[(worker, blocks)]``: the whole share on a worker that holds many of
+    its partitions (at most ceil(shares / workers) shares a worker), which
+    fetches the others once and keeps them; or, where that moves more bytes
+    than the model would in ``passes`` passes, each run of partitions that one
+    worker holds on that worker, the model sent from run to run. Where a share
+    runs changes nothing but the time."""
     wait(blocks)
-    holders = client.who_has(blocks)
+    holders = {key: min(held) for key, held in client.who_has(blocks).items()}
+    sizes = client.nbytes([block.key for block in blocks], summary=False)
+    # A model pickles its parameters and its loop's terms: about three (k, n)
+    # arrays (k = 1 here: the outputs are not known yet).
+    model_bytes = 24 * n_features
     shares = [[blocks[i] for i in share] for share in np.array_split(
         np.arange(len(blocks)), min(n_learners, len(blocks)))]
-    held = [{worker: sum(worker in holders[block.key] for block in share)
+    held = [{worker: sum(holders[block.key] == worker for block in share)
              for worker in workers} for share in shares]
     room = dict.fromkeys(workers, -(-len(shares) // len(workers)))
     chosen = {}
     for index in sorted(range(len(shares)), key=lambda i: -max(held[i].values())):
         worker = max((w for w in workers if room[w]), key=held[index].get)
         chosen[index], room[worker] = worker, room[worker] - 1
-    return [(chosen[index], share) for index, share in enumerate(shares)]
+    plan = []
+    for index, share in enumerate(shares):
+        runs = []
+        for block in share:
+            if runs and runs[-1][0] == holders[block.key]:
+                runs[-1][1].append(block)
+            else:
+                runs.append((holders[block.key], [block]))
+        moved = sum(sizes[block.key] for block in share
+                    if holders[block.key] != chosen[index])
+        hops = (len(runs) - 1) * passes * model_bytes
+        plan.append([(chosen[index], share)] if moved <= hops else runs)
+    return plan
