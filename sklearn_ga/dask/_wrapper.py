@@ -24,7 +24,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     The partitions are cut into ``n_learners`` contiguous shares, one learner
     each. Each pass, every learner runs one on-line pass of the compiled loop
     (``partial_fit``) over its share, in order, from the current mixed model,
-    on a worker that holds the share; a mixing task averages their models,
+    where the share's partitions are; a mixing task averages their models,
     weighted by their rows, and the next pass starts from the mix (McDonald, Hall & Mann
     2010), as Vowpal Wabbit's AllReduce mixes its nodes' models between passes.
     The sum runs in a binary tree fixed by the shares' order: the same
