@@ -393,3 +393,13 @@ def test_a_share_learned_in_runs_is_the_same(client):
     for a, b in zip(whole["averages"], parts["averages"], strict=True):
         assert np.array_equal(a, b)
     assert whole["rows"] == parts["rows"] == 2000
+
+
+def test_in_memory_data_are_one_partition_a_worker(client):
+    X, y = _stream(m=2000)
+    estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05)
+    ours = ParameterMixing(estimator, max_iter=2, tol=None).fit(X, y)
+    chunked = ParameterMixing(estimator, max_iter=2, tol=None).fit(
+        da.from_array(X, chunks=(1000, -1)), da.from_array(y, chunks=1000))
+    _same(ours.estimator_, chunked.estimator_)
+    assert ours.n_learners_ == 2 and ours.score(X, y) > 0.9
