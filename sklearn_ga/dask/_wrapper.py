@@ -17,6 +17,11 @@ from .._cv import GAClassifierCV, GARegressorCV
 from ._data import blockwise, combined_score, labels, partitions, score_terms
 from ._mixing import SPACES, Run, learn, mix_pass
 
+# What a hop of the model between two workers costs besides its bytes: the
+# latency of a task that waits for another, in bytes of a fast link (a few
+# milliseconds at a gigabyte a second).
+HOP_BYTES = 4 * 2**20
+
 
 class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     """One GA model learned on a Dask cluster by iterative parameter mixing.
@@ -328,8 +333,10 @@ def _plan(client, workers, blocks, n_learners, n_features, passes):
     holders = {key: min(held) for key, held in client.who_has(blocks).items()}
     sizes = client.nbytes([block.key for block in blocks], summary=False)
     # A model pickles its parameters and its loop's terms: about three (k, n)
-    # arrays (k = 1 here: the outputs are not known yet).
-    model_bytes = 24 * n_features
+    # arrays (k = 1 here: the outputs are not known yet). A hop also waits for
+    # the scheduler between two tasks, counted as the bytes a link sends
+    # meanwhile (HOP_BYTES).
+    hop_bytes = 24 * n_features + HOP_BYTES
     shares = [[blocks[i] for i in share] for share in np.array_split(
         np.arange(len(blocks)), min(n_learners, len(blocks)))]
     held = [{worker: sum(holders[block.key] == worker for block in share)
@@ -349,6 +356,6 @@ def _plan(client, workers, blocks, n_learners, n_features, passes):
                 runs.append((holders[block.key], [block]))
         moved = sum(sizes[block.key] for block in share
                     if holders[block.key] != chosen[index])
-        hops = (len(runs) - 1) * passes * model_bytes
+        hops = (len(runs) - 1) * passes * hop_bytes
         plan.append([(chosen[index], share)] if moved <= hops else runs)
     return plan
