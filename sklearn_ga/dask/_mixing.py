@@ -2,11 +2,12 @@
 the mixed model: the parameter mixing of :mod:`sklearn_ga.dask`.
 
 A learner holds a contiguous share of the partitions: it runs ``partial_fit``
-over them in order from the mixed model and gives its terms, its model's point
-in the mixing space times its rows. The terms are summed in a binary tree fixed
-by the learners' order (:func:`tree_sum`), so the same shares give the same
-bits whichever workers ran them and whenever they finished. The mean, mapped
-back into psi's domain, is the next mixed model.
+over them in order from the mixed model and gives its terms, its rows and its
+model's point in the mixing space. The mixing task weighs each point by its
+share of the rows and sums them in a binary tree fixed by the learners' order
+(:func:`tree_sum`), so the same shares give the same bits whichever workers ran
+them and whenever they finished. The mean, mapped back into psi's domain, is the
+next mixed model.
 """
 
 import copy
