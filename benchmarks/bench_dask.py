@@ -2,7 +2,11 @@
 
 A ``LocalCluster`` of 2 worker processes of 1 thread each (this machine's cores)
 holds a stream in 16 partitions, made on the workers and persisted there: dense
-rows of +-1 (800,000 x 200 at scale 1) and CSR rows of 2^18 features. Both
+rows of +-1 (800,000 x 200 at scale 1) and CSR rows of 2^18 features. Two layouts:
+"ranges", each worker holding a contiguous range of the partitions (as nodes that
+each read their own files, Vowpal Wabbit's shards), and "scheduler", wherever the
+scheduler put them (interleaved: a share's partitions then move once, or its
+model from worker to worker, see doc/user_guide/distributed.rst). Both
 wrappers run the same number of passes of ``partial_fit`` over the same partitions
 in the same order: ``Incremental(shuffle_blocks=False)`` one block after another
 (``fit``, then ``partial_fit`` for each further pass), ``ParameterMixing`` every
@@ -53,18 +57,28 @@ def _sparse_rows(seed, m, n, nnz=32):
     return X, X @ target + 0.1 * rng.standard_normal(m)
 
 
-def _stream(make, m, n, client):
+def _stream(make, m, n, client, layout):
     """(X, y) as dask arrays of PARTITIONS partitions made on the workers and
-    persisted there, and a holdout set in memory."""
+    persisted there, and a holdout set in memory. ``layout="ranges"``: each
+    worker makes a contiguous range of the partitions, as nodes that each read
+    their own range of files; ``"scheduler"``: where the scheduler puts them."""
     size = m // PARTITIONS
-    parts = [dask.delayed(make, nout=2)(seed, size, n) for seed in range(PARTITIONS)]
+    workers = sorted(client.scheduler_info()["workers"])
     meta = sp.csr_matrix((0, n)) if make is _sparse_rows else np.empty((0, n))
+    parts = [dask.delayed(make, nout=2)(seed, size, n) for seed in range(PARTITIONS)]
+    if layout == "ranges":
+        parts = [client.persist([part[0], part[1]], workers=[
+            workers[seed * len(workers) // PARTITIONS]])
+            for seed, part in enumerate(parts)]
+    else:
+        flat = client.persist([value for part in parts for value in (part[0],
+                                                                      part[1])])
+        parts = list(zip(flat[::2], flat[1::2], strict=True))
+    wait([value for part in parts for value in part])
     X = da.concatenate([da.from_delayed(part[0], (size, n), dtype=float, meta=meta)
                         for part in parts])
     y = da.concatenate([da.from_delayed(part[1], (size,), dtype=float)
                         for part in parts])
-    X, y = client.persist([X, y])
-    wait([X, y])
     return X, y, make(PARTITIONS + 1, max(1000, size // 4), n)
 
 
@@ -107,17 +121,19 @@ def cases():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         m = rows(800_000)
-        X, y, holdout = _stream(_dense_rows, m, 200, client)
-        shape = f"dense {X.shape[0]}x200 in {PARTITIONS}"
-        _compare(f"GD {shape}", X, y, holdout, GARegressor(eta=0.001))
-        _compare(f"EG± {shape}", X, y, holdout,
-                 GARegressor(psi="eg_pm", U=5.0, eta=0.01))
-        del X, y
-        X, y, holdout = _stream(_sparse_rows, m, SPARSE_FEATURES, client)
-        shape = f"CSR {X.shape[0]}x2^18 in {PARTITIONS}"
-        _compare(f"GD {shape}", X, y, holdout, GARegressor(eta=0.01))
-        _compare(f"EG± {shape}", X, y, holdout,
-                 GARegressor(psi="eg_pm", U=64.0, eta=0.0005))
+        for layout in ("ranges", "scheduler"):
+            X, y, holdout = _stream(_dense_rows, m, 200, client, layout)
+            shape = f"dense {X.shape[0]}x200 in {PARTITIONS}, {layout}"
+            _compare(f"GD {shape}", X, y, holdout, GARegressor(eta=0.001))
+            _compare(f"EG± {shape}", X, y, holdout,
+                     GARegressor(psi="eg_pm", U=5.0, eta=0.01))
+            del X, y
+            X, y, holdout = _stream(_sparse_rows, m, SPARSE_FEATURES, client, layout)
+            shape = f"CSR {X.shape[0]}x2^18 in {PARTITIONS}, {layout}"
+            _compare(f"GD {shape}", X, y, holdout, GARegressor(eta=0.01))
+            _compare(f"EG± {shape}", X, y, holdout,
+                     GARegressor(psi="eg_pm", U=64.0, eta=0.0005))
+            del X, y
 
 
 if __name__ == "__main__":
