@@ -13,6 +13,7 @@ import os
 import platform
 
 import bench_cv
+import bench_dask
 import bench_defaults
 import bench_dense
 import bench_memory
@@ -59,7 +60,7 @@ def main():
     header()
     with threadpool_limits(limits=1):
         for module in (bench_dense, bench_sparse, bench_online, bench_memory,
-                       bench_cv, bench_defaults):
+                       bench_cv, bench_dask, bench_defaults):
             try:
                 module.cases()
             except Exception as error:  # noqa: BLE001 (a row's failure, reported)

@@ -1,0 +1,141 @@
+"""Goal 9: one model on a Dask cluster, ParameterMixing against dask-ml's Incremental.
+
+A ``LocalCluster`` of 2 worker processes of 1 thread each (this machine's cores)
+holds a stream in 16 partitions, made on the workers and persisted there: dense
+rows of +-1 (800,000 x 200 at scale 1) and CSR rows of 2^18 features. Two layouts:
+"ranges", each worker holding a contiguous range of the partitions (as nodes that
+each read their own files, Vowpal Wabbit's shards), and "scheduler", wherever the
+scheduler put them (interleaved: a share's partitions then move once, or its
+model from worker to worker, see doc/user_guide/distributed.rst). Both
+wrappers run the same number of passes of ``partial_fit`` over the same partitions
+in the same order: ``Incremental(shuffle_blocks=False)`` one block after another
+(``fit``, then ``partial_fit`` for each further pass), ``ParameterMixing`` every
+partition at once from the mixed model. The rows give the wall time of the passes
+(the best of BENCH_REPEAT, at most 3) and the holdout loss of the two models,
+for GD and EG± (each at the same rate in both).
+"""
+
+import warnings
+
+import dask
+import dask.array as da
+import numpy as np
+import scipy.sparse as sp
+from _timing import REPEAT, best_times, header, report, rows
+from distributed import wait
+
+from sklearn_ga import GARegressor
+from sklearn_ga.dask import ParameterMixing
+
+PARTITIONS = 16
+PASSES = 5
+SPARSE_FEATURES = 2**18
+SUPPORT = 256  # the sparse target's features
+DENSE_TARGET = 10  # nonzero weights of the dense target, +-0.5: l1 norm 5
+
+
+def _dense_rows(seed, m, n):
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-1.0, 1.0], size=(m, n))
+    target = np.zeros(n)
+    target[:DENSE_TARGET] = 0.5 * np.array([1.0, -1.0] * (DENSE_TARGET // 2))
+    return X, X @ target + 0.1 * rng.standard_normal(m)
+
+
+def _sparse_rows(seed, m, n, nnz=32):
+    # A quarter of each row's entries on the target's support, so that every
+    # row has a target to learn; the others anywhere among the 2^18 features.
+    rng = np.random.default_rng(seed)
+    on = nnz // 4
+    columns = np.concatenate([rng.integers(0, SUPPORT, (m, on)),
+                              rng.integers(SUPPORT, n, (m, nnz - on))], axis=1)
+    X = sp.csr_matrix((rng.choice([-1.0, 1.0], m * nnz), np.sort(columns).ravel(),
+                       np.arange(0, m * nnz + 1, nnz)), shape=(m, n))
+    X.sum_duplicates()
+    target = np.zeros(n)
+    target[:SUPPORT] = np.where(np.arange(SUPPORT) % 2, 0.25, -0.25)
+    return X, X @ target + 0.1 * rng.standard_normal(m)
+
+
+def _stream(make, m, n, client, layout):
+    """(X, y) as dask arrays of PARTITIONS partitions made on the workers and
+    persisted there, and a holdout set in memory. ``layout="ranges"``: each
+    worker makes a contiguous range of the partitions, as nodes that each read
+    their own range of files; ``"scheduler"``: where the scheduler puts them."""
+    size = m // PARTITIONS
+    workers = sorted(client.scheduler_info()["workers"])
+    meta = sp.csr_matrix((0, n)) if make is _sparse_rows else np.empty((0, n))
+    parts = [dask.delayed(make, nout=2)(seed, size, n) for seed in range(PARTITIONS)]
+    if layout == "ranges":
+        parts = [client.persist([part[0], part[1]], workers=[
+            workers[seed * len(workers) // PARTITIONS]])
+            for seed, part in enumerate(parts)]
+    else:
+        flat = client.persist([value for part in parts for value in (part[0],
+                                                                      part[1])])
+        parts = list(zip(flat[::2], flat[1::2], strict=True))
+    wait([value for part in parts for value in part])
+    X = da.concatenate([da.from_delayed(part[0], (size, n), dtype=float, meta=meta)
+                        for part in parts])
+    y = da.concatenate([da.from_delayed(part[1], (size,), dtype=float)
+                        for part in parts])
+    return X, y, make(PARTITIONS + 1, max(1000, size // 4), n)
+
+
+def _holdout_loss(model, holdout):
+    X, y = holdout
+    return float(np.mean((model.predict(X) - y) ** 2) / 2)
+
+
+def _compare(case, X, y, holdout, estimator):
+    from dask_ml.wrappers import Incremental
+
+    results = {}
+
+    def mixing():
+        results["mixing"] = ParameterMixing(estimator, max_iter=PASSES,
+                                            tol=None).fit(X, y).estimator_
+
+    def incremental():
+        model = Incremental(estimator, shuffle_blocks=False).fit(X, y)
+        for _ in range(PASSES - 1):
+            model.partial_fit(X, y)
+        results["incremental"] = model.estimator_
+
+    with warnings.catch_warnings():
+        # (Incremental warns that the estimator has no scoring; expected.)
+        warnings.simplefilter("ignore", UserWarning)
+        mixed, sequential = best_times(mixing, incremental, repeat=min(REPEAT, 3))
+    report(f"9. {case}: {PASSES} passes, ParameterMixing", mixed, sequential,
+           "Incremental", 0.6)
+    ours, theirs = (_holdout_loss(results[name], holdout)
+                    for name in ("mixing", "incremental"))
+    print(f"| 9. {case}: holdout loss (no time) | {ours:.6g} | Incremental "
+          f"{theirs:.6g} | {ours / theirs:.3f} | <= 1.02 | "
+          f"{'yes' if ours <= 1.02 * theirs else 'NO'} |", flush=True)
+
+
+def cases():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        m = rows(800_000)
+        for layout in ("ranges", "scheduler"):
+            X, y, holdout = _stream(_dense_rows, m, 200, client, layout)
+            shape = f"dense {X.shape[0]}x200 in {PARTITIONS}, {layout}"
+            _compare(f"GD {shape}", X, y, holdout, GARegressor(eta=0.001))
+            _compare(f"EG± {shape}", X, y, holdout,
+                     GARegressor(psi="eg_pm", U=5.0, eta=0.01))
+            del X, y
+            X, y, holdout = _stream(_sparse_rows, m, SPARSE_FEATURES, client, layout)
+            shape = f"CSR {X.shape[0]}x2^18 in {PARTITIONS}, {layout}"
+            _compare(f"GD {shape}", X, y, holdout, GARegressor(eta=0.01))
+            _compare(f"EG± {shape}", X, y, holdout,
+                     GARegressor(psi="eg_pm", U=64.0, eta=0.0005))
+            del X, y
+
+
+if __name__ == "__main__":
+    header()
+    cases()
