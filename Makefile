@@ -41,7 +41,7 @@ demo: install
 ULP_TESTS := $(addprefix tests/test_,one_row.py sparse_dense.py reference.py \
 	updates.py equivalence.py rates.py schedule.py average.py cv.py river.py \
 	online.py path_measure.py losses.py penalty.py kmww.py theory.py auto_u.py \
-	river_rows.py memory.py)
+	river_rows.py memory.py dask.py)
 
 # Each run prints its failures and errors, then one line of totals: the progress
 # dots of ten thousand tests are dropped (pipefail keeps pytest's status).
