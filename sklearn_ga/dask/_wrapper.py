@@ -74,7 +74,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         the mean weights over all those trials.
     cumulative_loss_ : float
         The first pass's on-line (progressive) loss, summed over the learners.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter,)
         Each pass's on-line loss, summed over the learners.
     n_iter_ : int
         The passes run.
@@ -82,7 +82,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         The learners of each pass.
     n_features_in_ : int
         The number of features.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features_in,)
         The column names of a DataFrame X.
     classes_ : ndarray of shape (n_classes,)
         The class labels (classifiers only).
