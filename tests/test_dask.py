@@ -403,3 +403,16 @@ def test_in_memory_data_are_one_partition_a_worker(client):
         da.from_array(X, chunks=(1000, -1)), da.from_array(y, chunks=1000))
     _same(ours.estimator_, chunked.estimator_)
     assert ours.n_learners_ == 2 and ours.score(X, y) > 0.9
+
+
+def test_an_auto_scale_is_chosen_once_for_every_learner(client):
+    # U="auto": the learners share the U that the estimator chooses from its
+    # first rows (each choosing its own would mix parameters of other scales).
+    X, y = _stream(seed=3)
+    y = 4.0 * y
+    mixed = ParameterMixing(GARegressor(psi="eg_pm", eta=0.01), max_iter=2,
+                            tol=None).fit(*_dask(X, y))
+    # (The first partition, of CHUNK rows, holds fewer than the 1000 it reads.)
+    chosen = GARegressor(psi="eg_pm", eta=0.01).partial_fit(X[:CHUNK], y[:CHUNK]).U_
+    assert mixed.estimator_.U == chosen != 1.0
+    assert np.sum(np.abs(mixed.estimator_.coef_)) < chosen

@@ -12,8 +12,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseGA
+from .._base import SCALE_ROWS, BaseGA
 from .._cv import GAClassifierCV, GARegressorCV
+from .._psi import PSI
 from ._data import blockwise, combined_score, labels, partitions, score_terms
 from ._mixing import SPACES, Run, learn, mix_pass
 
@@ -195,7 +196,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
                      n_features, self.max_iter)
         # The whole fit is one graph: each pass's learners wait for the last
         # pass's mix, itself a task, so the driver waits on no pass.
-        run = Run(clone(self.estimator))
+        run = Run(self._template(client, blocks, classes))
         for _ in range(self.max_iter):
             terms = []
             for runs in plan:
@@ -225,6 +226,21 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         if hasattr(start, "classes_"):
             self.classes_ = start.classes_
         return self
+
+    def _template(self, client, blocks, classes):
+        """A clone of the estimator that every learner starts from. With
+        ``U="auto"``, its U is the one the estimator chooses from its first rows
+        (``U_``), read from the first partition: the learners share one scale, so
+        that their parameters mix (each would otherwise choose its own)."""
+        template = clone(self.estimator)
+        if template.U == "auto" and PSI[template.psi].scale_norm is not None:
+            X, y, sample_weight = client.gather(blocks[0])
+            extra = {} if classes is None else {"classes": classes}
+            probe = clone(template).partial_fit(
+                X[:SCALE_ROWS], y[:SCALE_ROWS], sample_weight=None
+                if sample_weight is None else sample_weight[:SCALE_ROWS], **extra)
+            template.set_params(U=probe.U_)
+        return template
 
     # -- prediction, block by block on dask data ---------------------------------
 
