@@ -321,10 +321,13 @@ class BaseGA(Engine, BaseEstimator):
         """The trial (counted since the reset) from which a call averages (0:
         none): ``average``; with ``average="auto"``, ``AT_FLOOR`` in ``fit`` (see
         :meth:`_epochs`) and never in ``partial_fit``, which learns on-line, nor
-        for a geodesic psi (a mean of points of the sphere leaves it)."""
+        for a geodesic psi (a mean of points of the sphere leaves it), nor in a
+        fit of one epoch, which has no floor to reach (its loop then carries no
+        averages, which cost a pass of their own)."""
         if self.average != "auto":
             return int(self.average)
-        return AT_FLOOR if epochs and not PSI[self.psi].geodesic else 0
+        return AT_FLOOR if (epochs and self.max_iter > 1
+                            and not PSI[self.psi].geodesic) else 0
 
     def _doubles(self):
         """Whether ``U_`` may double (:meth:`_double_scale`)."""
