@@ -126,7 +126,7 @@ class BaseGA(Engine, BaseEstimator):
         Y = self._encode_targets(y, first_call=first_call, classes=classes)
         if not first_call:
             self._check_continuation(Y.shape[1])
-        PHI[self.phi].check_targets(Y)
+        self._configuration().phi.check_targets(Y)
         if sample_weight is not None:
             checked = light_sample_weight(sample_weight, X.shape[0])
             sample_weight = checked if checked is not None else _check_sample_weight(
@@ -148,9 +148,9 @@ class BaseGA(Engine, BaseEstimator):
     def _check_continuation(self, k):
         """A fitted state continues only under its psi and with its k outputs."""
         name, fitted_k = type(self).__name__, self.theta_.shape[0]
-        if self.psi != self._fitted_psi:
+        if self.psi != self._fitted.psi_name:
             raise ValueError(
-                f"{name} was fitted with psi={self._fitted_psi!r}: its parameters "
+                f"{name} was fitted with psi={self._fitted.psi_name!r}: its parameters "
                 f"theta_ are not those of psi={self.psi!r}. Set psi back, or "
                 f"{self._restart_hint()}."
             )
@@ -249,7 +249,7 @@ class BaseGA(Engine, BaseEstimator):
             return None
         name = type(self).__name__
         if coef_init is None:
-            theta = (self._initial_parameters((k, n)) if first_call
+            theta = (self._configuration().initial_parameters((k, n)) if first_call
                      else np.array(self.theta_))
         else:
             coef = _finite_array(coef_init, "coef_init")
@@ -260,8 +260,8 @@ class BaseGA(Engine, BaseEstimator):
                     + (f" (or ({n},))." if k == 1 else ".")
                 )
             try:
-                theta = PSI[self.psi].inverse(coef.reshape(k, n), self._scale(),
-                                              float(self.p))
+                theta = self._configuration().psi.inverse(
+                    coef.reshape(k, n), self._scale(), float(self.p))
             except ValueError as error:
                 raise ValueError(
                     f"coef_init are not weights of psi={self.psi!r}, which starts "
@@ -304,7 +304,7 @@ class BaseGA(Engine, BaseEstimator):
 
     def _scale_from_data(self):
         """Whether a first call reads X for ``U_`` (:func:`auto_scale`)."""
-        return self.U == "auto" and PSI[self.psi].scale_norm is not None
+        return self.U == "auto" and self._configuration().psi.scale_norm is not None
 
     def _choose_scale(self, X, Y):
         """``U_`` of a first call: ``U``, or for ``U="auto"``
@@ -327,11 +327,12 @@ class BaseGA(Engine, BaseEstimator):
         if self.average != "auto":
             return int(self.average)
         return AT_FLOOR if (epochs and self.max_iter > 1
-                            and not PSI[self.psi].geodesic) else 0
+                            and not self._configuration().psi.geodesic) else 0
 
     def _doubles(self):
         """Whether ``U_`` may double (:meth:`_double_scale`)."""
-        return self.U == "auto" and self.eta == "theory" and PSI[self.psi].doubling
+        return (self.U == "auto" and self.eta == "theory"
+                and self._configuration().psi.doubling)
 
     def _double_scale(self):
         """``U="auto"`` with ``eta="theory"``, for a psi of ``doubling`` (EG±):
@@ -342,21 +343,24 @@ class BaseGA(Engine, BaseEstimator):
         Z)): then U_ stays."""
         if not self._doubles():
             return
-        entry, U, p = PSI[self.psi], self.U_, float(self.p)
+        config = self._configuration()
+        entry, U, p = config.psi, self.U_, float(self.p)
         weights = entry.weights(np.asarray(self.theta_), U, p)
         if np.max(np.sum(np.abs(weights), axis=1)) < PRESS * U:
             return
         theta = np.ascontiguousarray(entry.inverse(weights, 2.0 * U, p))
         intercept = np.array(self.__dict__["intercept_"])
-        self.U_ = self._fitted_U = 2.0 * U
+        self.U_ = 2.0 * U
         self._rate_state = TheoryRates.rescaled(self._rate_state, 2.0 * U)
         eta, intercept_eta = self._rates(False, theta.shape[1]).current()
         # The model's loop from here on, as a call would build it.
         averages = self._carried_averages()
         self.__dict__.pop("_one_row", None)
         self.__dict__.pop("coef_", None)
-        self._keep(self._trial_loop(theta, intercept, eta, intercept_eta=intercept_eta,
-                                    averages=averages), theta, intercept)
+        self._keep(config.trial_loop(theta, intercept, eta, 2.0 * U,
+                                     intercept_eta=intercept_eta, averages=averages,
+                                     average=self._average_of(False)),
+                   theta, intercept)
         self._kept_loop.params = self._param_values()
         self.eta_, self.intercept_eta_ = eta, intercept_eta
 
@@ -437,17 +441,14 @@ class BaseGA(Engine, BaseEstimator):
 
     def _clip_activations(self, A):
         """GA^Y (KW01 §4) predicts phi(a) clipped to [-Y, Y]: a clipped to phi^-1."""
-        if self._fitted_Y is None:
-            return A
-        bounds = PHI[self._fitted_phi].activation_bounds(float(self._fitted_Y))
-        return np.clip(A, *bounds)
+        fitted = self._fitted
+        return np.clip(A, *fitted.clip) if fitted.clips else A
 
     def _outputs(self, A):
         """phi(A) of finite activations A, checked to be finite where it can
         overflow: phi unbounded above but not below, exp."""
-        entry = PHI[self._fitted_phi]
-        if self._fitted_Y is not None:
-            A = self._clip_activations(A)
+        entry = self._fitted.phi
+        A = self._clip_activations(A)
         if entry.high < math.inf or entry.low == -math.inf:
             return entry.transfer(A)
         with np.errstate(over="ignore"):  # overflow is reported below, as an error
@@ -455,7 +456,8 @@ class BaseGA(Engine, BaseEstimator):
         if not all_finite(Y):
             raise ValueError(
                 f"The predictions of {type(self).__name__} overflowed (phi="
-                f"{self._fitted_phi!r}); the inputs are far outside the training range."
+                f"{self._fitted.phi_name!r}); the inputs are far outside the training "
+                "range."
             )
         return Y
 
@@ -480,8 +482,7 @@ class ValidationScore:
         for name in ("classes_", "_single_output", "n_features_in_"):
             if hasattr(estimator, name):
                 setattr(judge, name, getattr(estimator, name))
-        judge._fitted_psi, judge._fitted_phi, judge._fitted_Y = (
-            estimator.psi, estimator.phi, estimator.Y)
+        judge._fitted = estimator._configuration()
         self.X, self.y, self.sample_weight, self.scores = X, y, sample_weight, []
 
     def __call__(self, weights, intercept):

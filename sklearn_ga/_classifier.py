@@ -81,7 +81,8 @@ def _balanced(class_weight):
 
 
 def _has_probabilities(estimator):
-    phi = getattr(estimator, "_fitted_phi", estimator.phi)
+    fitted = getattr(estimator, "_fitted", None)
+    phi = estimator.phi if fitted is None else fitted.phi_name
     if isinstance(phi, str) and phi in PHI and PHI[phi].probability is None:
         raise AttributeError(
             f"phi={phi!r} makes no probabilistic predictions; use "
@@ -537,7 +538,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
             Log-probabilities of the classes, in the order of ``classes_``.
         """
         A = self._activations(X)
-        log_probability = PHI[self._fitted_phi].log_probability
+        log_probability = self._fitted.phi.log_probability
         if log_probability is not None:
             return log_probability(A)
         with np.errstate(divide="ignore"):
@@ -566,7 +567,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
 
     def _probabilities(self, A):
         """predict_proba of the activations A."""
-        return class_probabilities(A, self._fitted_phi)
+        return class_probabilities(A, self._fitted.phi_name)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

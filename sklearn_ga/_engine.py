@@ -16,8 +16,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils import check_random_state
 
-from ._codes import LossCode, Status, UpdateCode
-from ._kernel import TrialLoop
+from ._codes import Status
+from ._configuration import SETTINGS, Configuration
 from ._one_row import one_row, one_row_path
 from ._passes import (
     Chunks,
@@ -29,9 +29,6 @@ from ._passes import (
     run_pass,
     runaway,
 )
-from ._phi import PHI
-from ._psi import PSI
-from ._rates import InvScaling, Rates, TheoryRates
 from ._state import (
     KeptLoop,
     TrainingLock,
@@ -62,6 +59,7 @@ class Engine:
         # A parameter set anew is validated by the next call: not a one-row path's.
         if name in self._parameter_constraints:
             self.__dict__.pop("_one_row", None)
+            self.__dict__.pop("_config", None)
         super().__setattr__(name, value)
 
     def _assign(self, name, value):
@@ -96,13 +94,13 @@ class Engine:
         if name == "intercept_":
             self.__dict__[name] = array
             return
+        fitted = self._fitted
         with np.errstate(all="ignore"):  # (reported below)
-            weights = PSI[self._fitted_psi].weights(
-                array, getattr(self, "_fitted_U", None) or self._scale(), self.p)
+            weights = fitted.psi.weights(array, self.U_, fitted.p)
         if not np.all(np.isfinite(weights)):
             raise ValueError(
-                f"psi={self._fitted_psi!r} gives no finite weights for this theta_ "
-                f"({PSI[self._fitted_psi].description}).")
+                f"psi={fitted.psi_name!r} gives no finite weights for this theta_ "
+                f"({fitted.psi.description}).")
         coef = self._shape_coef(weights)
         coef.flags.writeable = False
         self.__dict__.update(theta_=array, coef_=coef)
@@ -120,6 +118,12 @@ class Engine:
             state = dict(super().__getstate__())  # (object's is __dict__ itself)
             state.pop("_training")
             state.pop("_one_row", None)  # (a copy builds its own)
+            state.pop("_config", None)
+            # (The configuration as its parameters: the state holds plain data,
+            # which skops.io loads without trusting the registries' types.)
+            fitted = state.pop("_fitted", None)
+            if fitted is not None:
+                state["_fitted_settings"] = fitted.settings
             kept = state.pop("_kept_loop", None)
             if kept is None:
                 return state
@@ -138,17 +142,25 @@ class Engine:
 
     def __setstate__(self, state):
         continuation = state.pop("_kept_terms", None)
+        settings = state.pop("_fitted_settings", None)
         super().__setstate__(state)
+        if settings is not None:
+            self._fitted = Configuration.restored(type(self).__name__, settings)
         if continuation is not None:
             self._continue_from(continuation)
         else:  # (the parameters and weights stay read-only: they stay in agreement)
             read_only_in_place(*(self.__dict__[name] for name in
                                  ("theta_", "intercept_", "coef_")
                                  if name in self.__dict__))
-        if "theta_" in state and "_fitted_phi" not in state:
-            # Pickled before predictions recorded the phi and Y they were fitted
-            # with: those were phi and Y.
-            self._fitted_phi, self._fitted_Y = self.phi, self.Y
+        if "theta_" in state and settings is None:
+            # Pickled before the model kept the configuration it was fitted with:
+            # the psi, phi and Y it recorded (older: the parameters').
+            recorded = {name: self.__dict__.pop("_fitted_" + name, getattr(self, name))
+                        for name in ("psi", "phi", "Y")}
+            self.__dict__.pop("_fitted_U", None)
+            self._fitted = Configuration.build(type(self).__name__, **{
+                name: getattr(self, name) for name in SETTINGS
+                if hasattr(self, name)} | recorded)
 
     def _continuation(self, kept):
         """What a copy needs to continue the kept loop exactly as the model would:
@@ -162,9 +174,12 @@ class Engine:
         _, terms = continuation
         theta = np.array(self.theta_)
         intercept = np.array(self.__dict__["intercept_"])
+        config = self._configuration()
         eta, intercept_eta = self._rates(False, theta.shape[1]).current()
-        self._keep(self._trial_loop(theta, intercept, eta, terms=terms,
-                                    intercept_eta=intercept_eta), theta, intercept)
+        self._keep(config.trial_loop(theta, intercept, eta, self._scale(), terms=terms,
+                                     intercept_eta=intercept_eta,
+                                     average=self._average_of(False)),
+                   theta, intercept)
 
     def _run(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False,
              start=None, validation=None):
@@ -241,9 +256,8 @@ class Engine:
     def _loop_key(self, average=None):
         """What a trial loop is built from, besides the parameters (averaging
         from trial ``average``, by default as in ``partial_fit``)."""
-        return (self.psi, self.phi, self.eta, self.intercept_eta, self._scale(),
-                self.p, self.fit_intercept, self.update, self.loss, self.Y, self.alpha,
-                bool(self._average_of(False) if average is None else average))
+        return self._configuration().key(
+            self._scale(), self._average_of(False) if average is None else average)
 
     def _loop_to_continue(self, rates, k, n, first_call, epochs, start=None, average=0):
         """``(loop, theta, intercept, kept)``: the loop of the last call if it was
@@ -263,15 +277,16 @@ class Engine:
             intercept = self.__dict__["intercept_"].copy()
             terms = kept.loop.terms() if kept is not None else None
         else:
-            theta, intercept = self._initial_parameters((k, n)), np.zeros(k)
+            theta = self._configuration().initial_parameters((k, n))
+            intercept = np.zeros(k)
         # (Where the loop is built without terms, which carry them; a fit of
         # average="auto" averages its own epochs.)
         auto = epochs and self.average == "auto"
         averages = None if first_call or auto else self._carried_averages()
         eta, intercept_eta = rates.current()
-        loop = self._trial_loop(theta, intercept, eta, terms=terms,
-                                intercept_eta=intercept_eta, averages=averages,
-                                average=average)
+        loop = self._configuration().trial_loop(
+            theta, intercept, eta, self._scale(), terms=terms,
+            intercept_eta=intercept_eta, averages=averages, average=average)
         return loop, theta, intercept, False
 
     def _carried_averages(self):
@@ -323,7 +338,8 @@ class Engine:
         shuffled = epochs and self.shuffle
         order = None if shuffled else np.arange(m, dtype=np.intp)
         rng = check_random_state(self.random_state) if shuffled else None
-        chunks = Chunks(X, Y.shape[1], self._lazy_csr())
+        config = self._configuration()
+        chunks = Chunks(X, Y.shape[1], config.lazy_csr)
         checked, batch_initial = may_run_away(self.psi, self.phi), None
         floor = average == AT_FLOOR
         best_loss, no_improvement, epoch, done, first_loss = np.inf, 0, 0, 0, 0.0
@@ -346,11 +362,11 @@ class Engine:
                     break
                 if status != Status.OK:
                     # (trials = m: the end-of-pass check of the parameters failed.)
-                    raise self._divergence(t + min(trials + 1, m), rates)
+                    raise config.divergence(t + min(trials + 1, m), rates)
                 t += m
                 cumulative_loss += epoch_loss
                 if not np.isfinite(cumulative_loss):
-                    raise self._divergence(t, rates, cause=(
+                    raise config.divergence(t, rates, cause=(
                         "the sum of the losses overflowed (each counted s times for "
                         "a sample weight s: large weights can overflow it too)"))
                 if checked:
@@ -361,7 +377,7 @@ class Engine:
                     initial_loss += batch_initial
                     cause = runaway(cumulative_loss, initial_loss)
                     if cause:
-                        raise self._divergence(t, rates, cause=cause)
+                        raise config.divergence(t, rates, cause=cause)
                 done = epoch
                 if epoch == 1:
                     first_loss = epoch_loss
@@ -401,8 +417,8 @@ class Engine:
             warnings.warn(
                 f"The on-line loss grew over the epochs: {epoch_loss / m:.3g} per "
                 f"trial in epoch {done} against {first_loss / m:.3g} in the first. "
-                f"{self._rate_text(rates)} is probably too large (the weights may "
-                "be diverging); use a smaller eta, or scale the inputs (e.g. with "
+                f"{config.rate_text(rates)} is probably too large (the weights "
+                "may be diverging); use a smaller eta, or scale the inputs (e.g. with "
                 "StandardScaler).",
                 ConvergenceWarning,
                 stacklevel=4,
@@ -427,152 +443,22 @@ class Engine:
     def _report(self, epoch, seconds, loss, rates, t, scored):
         """verbose: one line per epoch."""
         print(f"-- Epoch {epoch}: {seconds:.3g} s, loss {loss:.6g} per trial, "
-              f"{self._rate_text(rates)}, trials seen {t}{scored}")
+              f"{self._configuration().rate_text(rates)}, trials seen {t}{scored}")
 
-    def _rate_text(self, rates):
-        """The rates in use, or those of the trial that failed (``Rates.failed``)."""
-        eta, intercept_eta = rates.failure or rates.current()
-        text = f"eta={eta:.6g}" if self.eta != "theory" else f"eta='theory': {eta:.6g}"
-        if self.fit_intercept and intercept_eta != eta:
-            text += f", intercept_eta={intercept_eta:.6g}"
-        if rates.failure is not None:
-            text += " at that trial"
-        elif isinstance(rates, InvScaling):
-            text += f", each divided by t^{rates.power_t:g}"
-        return text
-
-    def _lazy_csr(self):
-        """Whether a CSR run of this psi writes theta back at its end (see
-        :class:`~sklearn_ga._passes.Chunks`)."""
-        return not PSI[self._loop_psi()].blocks
-
-    def _initial_parameters(self, shape):
-        """Theta_1: zeros, or the start of a geodesic psi (uniform weights)."""
-        return np.full(shape, PSI[self.psi].start)
-
-    def _trial_loop(self, theta, intercept, eta, U=None, terms=None,
-                    intercept_eta=None, averages=None, average=None):
-        """The compiled loop over parameters (theta, intercept), updated in place,
-        at the constant rates ``eta`` and ``intercept_eta`` (by default that of
-        ``_intercept_rate(eta)``) where a run is given no rates of its own; an
-        averaging one continues from ``averages`` (``TrialLoop.averages``)."""
-        update, loss, clip_low, clip_high = self._options()
-        psi = self._loop_psi()
-        if intercept_eta is None:
-            intercept_eta = self._intercept_rate(eta)
-        average = self._average_of(False) if average is None else average
-        return TrialLoop(PSI[psi].code, PHI[self.phi].code, theta, intercept,
-                         eta, float(self._scale() if U is None else U), float(self.p),
-                         bool(self.fit_intercept), update, loss, clip_low, clip_high,
-                         terms, alpha=float(self.alpha),
-                         intercept_eta=intercept_eta, averages=averages,
-                         average=bool(average))
-
-    def _intercept_rate(self, eta):
-        """The intercept's constant rate beside a numeric ``eta``: ``eta`` itself
-        (the algorithm of the papers, and SGD's), or ``intercept_eta`` if it is a
-        number."""
-        return eta if self.intercept_eta in ("auto", "eta") else float(
-            self.intercept_eta)
+    def _configuration(self):
+        """The :class:`~sklearn_ga._configuration.Configuration` of the parameters
+        (validated by the call that asks), built once after they were set."""
+        config = self.__dict__.get("_config")
+        if config is None:
+            config = self.__dict__["_config"] = Configuration.of(self)
+        return config
 
     def _rates(self, first_call, n_features):
-        """The rate object of a call (:mod:`sklearn_ga._rates`): constant for a
-        numeric ``eta``; for "theory", KW01 Theorem 3's rate following the rows,
-        continued from the last call's state; either scaled by the schedule of
-        ``learning_rate="invscaling"``."""
-        if self.eta == "theory":
-            rates = TheoryRates(self.psi, self.phi, self._scale(), self.p, self.loss,
-                                self.fit_intercept, self.intercept_eta, n_features,
-                                state=None if first_call else
-                                self.__dict__.get("_rate_state"),
-                                estimator_name=type(self).__name__,
-                                update=self.update)
-        else:
-            rates = Rates(self.eta, self._intercept_rate(float(self.eta)))
-        if self.learning_rate == "invscaling":
-            return InvScaling(rates, self.power_t)
-        return rates
-
-    def _loop_psi(self):
-        """The psi whose loop runs: psi, or the one it equals at this p
-        (``Parameterization.same_as``). Terms given to ``_trial_loop`` come from a
-        loop built for the same settings (``_loop_key``), hence of this psi."""
-        return PSI[self.psi].same_as(self.p) or self.psi
-
-    def _options(self):
-        """Kernel codes of ``update`` and ``loss`` and the activation bounds of ``Y``.
-
-        Raises ValueError for combinations the papers do not define.
-        """
-        psi, phi = PSI[self.psi], PHI[self.phi]
-        name = type(self).__name__
-        if self.update != "explicit" and psi.geodesic:
-            raise ValueError(
-                f"psi={self.psi!r} moves the weights along geodesics (KMWW eq. 10), "
-                f"its own update rule; update={self.update!r} applies to the additive "
-                "psi. Use update='explicit' with this psi."
-            )
-        if self.update == "implicit" and (self.loss != "matching" or phi.threshold):
-            raise ValueError(
-                f"{name}(update='implicit') solves KW01 eq. (22), the minimizer of "
-                "eq. (24) for the matching loss of a continuous increasing phi; it is "
-                f"not available with phi={self.phi!r} and loss={self.loss!r}. Use "
-                "update='explicit' or 'natural', or loss='matching' with another phi."
-            )
-        # (The psi whose loop runs: pnorm at p = 2 is the identity.)
-        no_natural = PSI[self._loop_psi()].no_natural
-        if self.update == "natural" and no_natural is not None:
-            raise ValueError(
-                "update='natural' needs the Jacobian of psi (KMWW eq. 5), which "
-                f"{no_natural}"
-            )
-        if self.loss == "square" and phi.threshold:
-            raise ValueError(
-                f"loss='square' with phi={self.phi!r} never updates: the derivative "
-                "of a threshold is 0. Use loss='matching' (the Perceptron) or "
-                "phi='tanh'."
-            )
-        if self.alpha > 0 and psi.start != 0.0 and not psi.geodesic:
-            raise ValueError(
-                f"alpha={self.alpha!r} pulls the parameters toward 0 (Theta scaled by "
-                f"1 - eta alpha), which is not the start Theta_1 = {psi.start!r} of "
-                f"psi={self.psi!r}. Use alpha=0."
-            )
-        if self.alpha > 0 and psi.geodesic:
-            raise ValueError(
-                f"alpha={self.alpha!r} pulls the parameters toward their start by the "
-                "additive step eta alpha (Theta - Theta_1), which psi="
-                f"{self.psi!r}, moving along geodesics, does not take. Use alpha=0, "
-                "or an additive psi."
-            )
-        clip_low, clip_high = -np.inf, np.inf
-        if self.Y is not None:
-            if phi.rowwise or phi.threshold:
-                raise ValueError(
-                    f"Y clips each prediction to [-Y, Y] (GA^Y, KW01 §4), which "
-                    f"phi={self.phi!r} does not allow (its predictions are "
-                    f"{phi.range_text()}). Use Y=None."
-                )
-            clip_low, clip_high = phi.activation_bounds(float(self.Y))
-        return (UpdateCode["UPDATE_" + self.update.upper()],
-                LossCode["LOSS_" + self.loss.upper()], clip_low, clip_high)
-
-    def _divergence(self, trial, rates,
-                    cause="the parameters or the predictions stopped being finite"):
-        """The error of a run that diverged at ``trial``, at the rates of a rate
-        object (or a numeric eta)."""
-        advice = ("scale the inputs (e.g. with StandardScaler), or use a numeric "
-                  "eta smaller than this one" if self.eta == "theory" else
-                  "use a smaller eta (a trial's step is eta times its sample "
-                  "weight), or scale the inputs (e.g. with StandardScaler)")
-        rate = (self._rate_text(rates) if isinstance(rates, Rates)
-                else f"eta={rates:.6g}")
-        return ValueError(
-            f"{type(self).__name__} diverged at trial {trial} "
-            f"({rate}, psi={self.psi!r}, phi={self.phi!r}): "
-            f"{cause}. To fix it, {advice}; the model was left as it was before "
-            "this call."
-        )
+        """The rate object of a call, continued from the last call's state
+        (:meth:`Configuration.rates`)."""
+        return self._configuration().rates(
+            self._scale(), n_features,
+            None if first_call else self.__dict__.get("_rate_state"))
 
     def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
                    cumulative_loss, intercept_eta=None, n_eta_changes=0):
@@ -586,8 +472,7 @@ class Engine:
         self.n_eta_changes_ = n_eta_changes
         # The model predicts as it was fitted: set_params takes effect at the next
         # fit (a binary phi='logistic' row read as softmax would be one class).
-        self._fitted_psi, self._fitted_phi, self._fitted_Y = self.psi, self.phi, self.Y
-        self._fitted_U = self.U_ = U  # (U_ also for coef_ of an assigned theta_)
+        self._fitted, self.U_ = self._configuration(), U
         self.__dict__.update(theta_=theta, intercept_=intercept)
         if weights is not None:
             self.coef_ = self._shape_coef(weights)

@@ -30,7 +30,6 @@ from ._base import auto_scale
 from ._codes import Status
 from ._kernel import BLOCK_ROWS, block_grams, block_run
 from ._passes import TrialRunner
-from ._phi import PHI
 from ._psi import PSI
 from ._state import Kept, KeptLoop, batch_columns, read_only, read_only_in_place
 
@@ -92,7 +91,7 @@ class _GridMixin:
         An int ``etas`` is ``np.logspace(-4, 0, etas)``, divided by U^2 for a psi
         that grid_U (EG±: HKW Theorem 2's rate 1 / (4 U^2 X_inf^2 Z) scales so).
         """
-        grid_U = PSI[self.psi].grid_U
+        grid_U = self._configuration().psi.grid_U
         etas = (np.logspace(-4, 0, self.etas) if isinstance(self.etas, Integral)
                 else np.asarray(self.etas, dtype=np.float64).ravel())
         Us = (np.ones(1) if not grid_U else scale * np.array(AUTO_US)
@@ -108,7 +107,7 @@ class _GridMixin:
 
     def _grid_scale(self, X, Y):
         """The U that ``Us="auto"`` multiplies (1.0 where U is not searched)."""
-        if isinstance(self.Us, str) and PSI[self.psi].grid_U:
+        if isinstance(self.Us, str) and self._configuration().psi.grid_U:
             return auto_scale(self.psi, self.phi, X, Y, self.fit_intercept)
         return 1.0
 
@@ -118,13 +117,15 @@ class _GridMixin:
         intercept is a gradient-descent weight, KW01 Theorem 3's block of its
         own). Gradient descent's grid runs in blocks at one rate."""
         eta, U = self._configs[g]
-        per_U = PSI[self.psi].grid_U and isinstance(self.etas, Integral)
+        per_U = self._configuration().psi.grid_U and isinstance(self.etas, Integral)
         return eta * U**2 if per_U else eta
 
     def _configuration_loop(self, g, thetas, intercepts, terms=None):
         """The loop of configuration g on ``thetas[g]``, ``intercepts[g]``."""
-        return self._trial_loop(thetas[g], intercepts[g], *self._configs[g],
-                                terms=terms, intercept_eta=self._intercept_of(g))
+        eta, U = self._configs[g]
+        return self._configuration().trial_loop(
+            thetas[g], intercepts[g], eta, U, terms=terms,
+            intercept_eta=self._intercept_of(g), average=False)
 
     def _grid_key(self):
         """What the grid's loops are built from, besides the parameters."""
@@ -158,8 +159,9 @@ class _GridMixin:
         threads = max(1, min(effective_n_jobs(self.n_jobs), len(loops)))
         # (A threshold phi steps at exact ties a = 0, which the blocks' rounding
         # would move.)
-        blocks = (not sp.issparse(X) and PSI[self._loop_psi()].blocks
-                  and not PHI[self.phi].threshold
+        config = self._configuration()
+        blocks = (not sp.issparse(X) and config.loop_psi.blocks
+                  and not config.phi.threshold
                   and len(loops) * Y.shape[1] >= BLOCK_COLUMNS)
         with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
             def on_threads(function, *arguments):
@@ -216,7 +218,7 @@ class _GridMixin:
             on_threads(partial(block_grams, X_w, grams), bounds[:-1], bounds[1:])
             before = diverged.sum()
             on_threads(partial(block_run, X_w, Y_w, weights, grams, thetas, intercepts,
-                               etas, phi=PHI[self.phi].code,
+                               etas, phi=self._configuration().phi.code,
                                fit_intercept=self.fit_intercept, losses=losses,
                                diverged=diverged),
                        np.array_split(np.flatnonzero(diverged == 0), threads))
@@ -278,7 +280,8 @@ class _GridMixin:
             self._auto_U = self._grid_scale(X, Y)
             self._configs = self._grid(self._auto_U)
             G, k, n = len(self._configs), Y.shape[1], X.shape[1]
-            thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
+            thetas = self._configuration().initial_parameters((G, k, n))
+            intercepts = np.zeros((G, k))
             losses, t = np.zeros(G), 0
         else:
             if self._grid(getattr(self, "_auto_U", 1.0)) != self._configs:
@@ -360,7 +363,8 @@ class _GridMixin:
             if weights is not None and not np.sum(weights) > 0:
                 continue  # nothing held out
             folds += 1
-            thetas, intercepts = self._initial_parameters((G, k, n)), np.zeros((G, k))
+            thetas = self._configuration().initial_parameters((G, k, n))
+            intercepts = np.zeros((G, k))
             diverged = np.zeros(G)
             loops = self._grid_loops(thetas, intercepts, diverged)
             self._lockstep(X, Y, sample_weight, train.astype(np.intp), loops,
@@ -369,7 +373,7 @@ class _GridMixin:
             for g, loop in loops.items():  # (the configurations that did not diverge)
                 A = np.asarray(X[test] @ loop.weights().T) + intercepts[g]
                 with np.errstate(all="ignore"):
-                    loss = np.average(PHI[self.phi].sample_loss(Y[test], A),
+                    loss = np.average(self._configuration().phi.sample_loss(Y[test], A),
                                       weights=weights)
                 totals[g] += loss if np.isfinite(loss) else np.inf
         if folds == 0:

@@ -38,7 +38,6 @@ import scipy.sparse as sp
 
 from ._kernel import OneRow, invscaling_factor
 from ._passes import RUNAWAY_RATIO, _start_weights, may_run_away
-from ._phi import PHI
 from ._rates import InvScaling, Rates, TheoryRates
 
 _NDARRAY = np.ndarray
@@ -109,7 +108,7 @@ class OneRowPath:
         bound_limit, growth = np.inf, 0.0
         if isinstance(rates, TheoryRates):
             B, S, _, _ = rates.committed
-            c = PHI[model.phi].c
+            c = model._configuration().phi.c
             # (A row raises S unless it is 1 already; c follows the rows for exp.)
             if (S < 1.0 or (c is not None and not np.isfinite(c))
                     or (rates.natural and rates.entry.no_natural_rate is not None)):
@@ -121,7 +120,8 @@ class OneRowPath:
         if getattr(model, "class_weight", None) is not None:
             self.pair = None  # (class weights scale the steps: the general path)
         checked = may_run_away(model.psi, model.phi)
-        start = (_start_weights(model._loop_psi(), n, model._scale(), float(model.p))
+        start = (_start_weights(model._configuration().loop_psi.name, n,
+                                model._scale(), float(model.p))
                  if checked else None)
         self.doubles = model._doubles()
         self.measured = model.alpha == 0

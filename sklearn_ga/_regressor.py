@@ -462,7 +462,7 @@ class GARegressor(RegressorMixin, BaseGA):
         True
         """
         check_is_fitted(self, "theta_")
-        if self._fitted_phi != phi:
+        if self._fitted.phi_name != phi:
             return None
         return self._clip_activations(self._activations(X))
 

@@ -10,9 +10,10 @@ import math
 import narwhals.stable.v2 as nw
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.utils._param_validation import validate_parameter_constraints
 
 from ._codes import Status
+from ._configuration import Configuration
 from ._kernel import DictCode, DictRows, OneRow
 from ._kernel import canonical_order as _canonical
 from ._passes import RUNAWAY_RATIO, initial_model_loss, may_run_away, runaway
@@ -91,8 +92,8 @@ class _Learner:
     rows; the parameters of both, ``learn_one``, ``learn_many`` and River's test
     parameters."""
 
-    # The scikit-learn estimator that checks the parameters, builds the loop and
-    # words its errors.
+    # The scikit-learn estimator whose parameter constraints check the parameters
+    # and whose name the errors give.
     _estimator = None
 
     def __init__(self, psi, phi, eta, U, p, update, loss, Y, fit_intercept):
@@ -120,17 +121,17 @@ class _Learner:
                 "eta='theory' sets the rate from the inputs of a first batch, which a "
                 "stream does not have. Pass a positive number."
             )
-        settings = self._estimator(
-            psi=self.psi, phi=self.phi, eta=self.eta, U=self.U, p=self.p,
-            update=self.update, loss=self.loss, Y=self.Y,
-            fit_intercept=self.fit_intercept,
-        )
-        settings._validate_params()
-        *_, low, high = settings._options()
-        self._settings = settings
-        self._intercept_only = clone(settings).set_params(psi="identity")
-        self._clip = (low, high) if self.Y is not None else None
-        self._theta_start = PSI[settings._loop_psi()].start
+        params = {name: getattr(self, name) for name in (
+            "psi", "phi", "eta", "U", "p", "update", "loss", "Y", "fit_intercept")}
+        name = self._estimator.__name__
+        constraints = self._estimator._parameter_constraints
+        validate_parameter_constraints(
+            {key: constraints[key] for key in params}, params, caller_name=name)
+        config = Configuration.build(name, **params)
+        self._config = config
+        self._intercept_only = Configuration.build(name, **params | {"psi": "identity"})
+        self._clip = config.clip if self.Y is not None else None
+        self._theta_start = config.loop_psi.start
         self._rowwise = self._multiclass
         self._low_target = PHI[self.phi].low
         self._classes = [] if self._multiclass else list(self._binary_classes)
@@ -181,9 +182,9 @@ class _Learner:
         theta = self._theta if n else self._theta[:, :0].copy()
         if not n:
             self._theta = theta
-        settings = self._settings if n else self._intercept_only
-        return settings._trial_loop(theta, self._intercept, float(self.eta),
-                                    terms=terms)
+        config = self._config if n else self._intercept_only
+        return config.trial_loop(theta, self._intercept, float(self.eta),
+                                 float(self.U), terms=terms)
 
     # -- pickling: the loop is built again from its terms --------------------------
 
@@ -410,7 +411,7 @@ class _Learner:
                 values, columns, np.array([0, len(columns)], np.int32), n,
                 self._target[None, :], np.full(1, w), np.zeros(1, np.intp))
             if status != Status.OK:
-                raise self._settings._divergence(self.t_ + 1, float(self.eta))
+                raise self._config.divergence(self.t_ + 1, float(self.eta))
             X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
             self._count(1, loss, self._initial_loss(X, self._target[None, :],
                                                     np.full(1, w)))
@@ -436,8 +437,8 @@ class _Learner:
                  if math.isfinite(cumulative_loss)
                  else "the sum of the losses overflowed")
         if cause:
-            raise self._settings._divergence(self.t_ + trials, float(self.eta),
-                                             cause=cause)
+            raise self._config.divergence(self.t_ + trials, float(self.eta),
+                                          cause=cause)
         self.t_ += trials
         self.cumulative_loss_, self._initial_loss_sum = cumulative_loss, initial_loss
 

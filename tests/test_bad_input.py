@@ -44,9 +44,10 @@ def state(model):
     """The model's attributes, by value, and its kept compiled loops' state: their
     terms, by their own serialization (a deepcopy drops them), their parameters,
     and whether the model's parameters are still theirs (its next call continues
-    them). Not its training lock."""
+    them). Not its training lock, nor the configuration that its parameters
+    resolve to (made again after set_params)."""
     attributes = {name: value for name, value in vars(model).items()
-                  if name not in ("_kept_loop", "_kept_grid", "_training")}
+                  if name not in ("_kept_loop", "_kept_grid", "_training", "_config")}
     values = copy.deepcopy(attributes)
     kept = vars(model).get("_kept_loop")
     if kept is not None:

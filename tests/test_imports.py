@@ -66,7 +66,7 @@ def test_python_modules_are_found():
 def test_no_import_cycle():
     graph = {path.stem: _package_imports(path) for path in PACKAGE.glob("*.py")
              if path.stem != "__init__"}
-    assert "_rates" in graph["_engine"] and "losses" in graph["theory"]
+    assert "_rates" in graph["_configuration"] and "losses" in graph["theory"]
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
 

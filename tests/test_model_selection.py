@@ -78,15 +78,22 @@ def test_a_model_pickled_before_pnorms_anchors_continues(psi):
                                model.partial_fit(X, y).coef_, rtol=1e-12)
 
 
-def test_a_model_pickled_before_predictions_recorded_their_phi_still_predicts():
-    # Models pickled by the previous version have no _fitted_phi/_fitted_Y: they
-    # predicted with phi and Y, which are what they were fitted with.
+@pytest.mark.parametrize("recorded", [False, True])
+def test_a_model_pickled_before_predictions_recorded_their_phi_still_predicts(
+        recorded):
+    # Models pickled by earlier versions have no configuration: they predicted with
+    # the phi and Y they recorded (_fitted_phi, _fitted_Y), or before those, with
+    # phi and Y, which are what they were fitted with.
     X, y = sparse_target(m=200)
     labels = np.where(y > 0, "pos", "neg")
     for model, method in ((GARegressor(phi="tanh", eta=0.05, Y=0.5), "predict"),
                           (GAClassifier(eta=0.05), "predict_proba")):
         model.fit(X, labels if method == "predict_proba" else np.tanh(y))
         expected = getattr(model, method)(X)
-        del model._fitted_phi, model._fitted_Y
+        fitted = model.__dict__.pop("_fitted")
+        if recorded:  # (set_params since the fit: the recorded ones predict)
+            model.__dict__.update(_fitted_psi=fitted.psi_name, _fitted_U=model.U_,
+                                  _fitted_phi=fitted.phi_name, _fitted_Y=fitted.Y)
+            model.set_params(phi="identity", Y=None)
         restored = pickle.loads(pickle.dumps(model))
         np.testing.assert_array_equal(getattr(restored, method)(X), expected)

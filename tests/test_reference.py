@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from scipy.optimize import brentq
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
+from sklearn_ga._configuration import Configuration
 
 ETA, U, P = 0.05, 2.0, 3.0
 # Figure 5's additive update; the geodesic psi have theirs (tests/test_updates.py).
@@ -357,8 +358,8 @@ def test_compiled_weights_equal_the_registry_formula(psi, p):
         theta = np.abs(theta) if psi == "simplex" else theta
         theta = -np.abs(theta) if psi == "burg" else theta  # (its domain theta < 0)
         theta = theta.reshape(1, n)
-    model = GARegressor(psi=psi, p=p, U=U)
-    loop = model._trial_loop(theta.copy(), np.zeros(1), ETA, U)
+    config = Configuration.build("GARegressor", psi=psi, p=p, U=U)
+    loop = config.trial_loop(theta.copy(), np.zeros(1), ETA, U)
     expected = PSI[psi].weights(theta, U, p)
     np.testing.assert_allclose(loop.weights(), expected, rtol=1e-12,
                                atol=1e-300)

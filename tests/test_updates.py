@@ -24,6 +24,7 @@ from test_reference import (
 
 from sklearn_ga import PHI, PSI, GAClassifier, GARegressor
 from sklearn_ga._codes import Status
+from sklearn_ga._configuration import Configuration
 
 ETA, U, P = 0.05, 2.0, 3.0
 ADDITIVE = [name for name in PSI if not PSI[name].geodesic]
@@ -402,9 +403,10 @@ def _geodesic_run(psi, sparse, m=100_000, n=6, seed=8):
     target = np.abs(rng.normal(size=n))
     target /= target.sum() if psi == "simplex" else np.linalg.norm(target)
     y = X @ target + 0.1 * rng.standard_normal(m)
-    model = GARegressor(psi=psi, eta=0.05, fit_intercept=False)
-    theta, intercept = model._initial_parameters((1, n)), np.zeros(1)
-    loop = model._trial_loop(theta, intercept, 0.05, 1.0)
+    config = Configuration.build("GARegressor", psi=psi, eta=0.05,
+                                 fit_intercept=False)
+    theta, intercept = config.initial_parameters((1, n)), np.zeros(1)
+    loop = config.trial_loop(theta, intercept, 0.05, 1.0)
     Y = np.ascontiguousarray(y[:, None])
     order = np.arange(m, dtype=np.intp)
     if sparse:

@@ -135,7 +135,7 @@ def learn(run, blocks, classes, space, model=None, last=True):
     if "theta_" not in model.__dict__ or progress(model)[0] == before[0]:
         return None
     theta = np.array(model.theta_)
-    psi, U, p = model._fitted_psi, model._scale(), float(model.p)
+    psi, U, p = model._fitted.psi_name, model._scale(), float(model.p)
     weights = PSI[psi].weights(theta, U, p) if space == "weights" else None
     terms = {
         "rows": int(progress(model)[0] - before[0]),
@@ -233,7 +233,7 @@ def mixed_model(template, terms, before, sums, space, n_iter):
     counters ``before`` the pass and the sums ``sums`` of every averaged trial
     so far: the next pass starts from it, and the last is ``estimator_``."""
     model = copy.deepcopy(template)
-    psi, U, p = model._fitted_psi, model._scale(), float(model.p)
+    psi, U, p = model._fitted.psi_name, model._scale(), float(model.p)
     model.theta_ = finish(terms["point"], psi, U, p, space)  # (validated)
     model.intercept_ = terms["intercept"]
     t, loss, initial = before + terms["progress"]
