@@ -199,10 +199,10 @@ class BaseGA(Engine, BaseEstimator):
         start = self._start(coef_init, intercept_init, Y.shape[1], X.shape[1],
                             first_call)
         try:
-            self._run(X, Y, steps, first_call=first_call, epochs=True,
+            self._learn(X, Y, steps, first_call=first_call, epochs=True,
                       check_rows=check_rows, start=start, validation=validation)
         except UnsortedRows:
-            self._run(canonical_csr(X), Y, steps, first_call=first_call, epochs=True,
+            self._learn(canonical_csr(X), Y, steps, first_call=first_call, epochs=True,
                       start=start)
         self.validation_scores_ = (None if validation is None
                                    else np.array(validation.scores))
@@ -296,7 +296,7 @@ class BaseGA(Engine, BaseEstimator):
         )
         if first_call:
             self._choose_scale(X, Y)
-        self._run(X, Y, self._step_weights(Y, sample_weight), first_call=first_call,
+        self._learn(X, Y, self._step_weights(Y, sample_weight), first_call=first_call,
                   epochs=False)
         self.validation_scores_ = None
         self._double_scale()
@@ -351,17 +351,18 @@ class BaseGA(Engine, BaseEstimator):
         theta = np.ascontiguousarray(entry.inverse(weights, 2.0 * U, p))
         intercept = np.array(self.__dict__["intercept_"])
         self.U_ = 2.0 * U
-        self._rate_state = TheoryRates.rescaled(self._rate_state, 2.0 * U)
+        run = self._the_run()
+        run.rate_state = TheoryRates.rescaled(run.rate_state, 2.0 * U)
         eta, intercept_eta = self._rates(False, theta.shape[1]).current()
         # The model's loop from here on, as a call would build it.
         averages = self._carried_averages()
-        self.__dict__.pop("_one_row", None)
+        self._changed()
         self.__dict__.pop("coef_", None)
         self._keep(config.trial_loop(theta, intercept, eta, 2.0 * U,
                                      intercept_eta=intercept_eta, averages=averages,
                                      average=self._average_of(False)),
                    theta, intercept)
-        self._kept_loop.params = self._param_values()
+        run.kept.params = self._param_values()
         self.eta_, self.intercept_eta_ = eta, intercept_eta
 
     # -- prediction ----------------------------------------------------------------
@@ -373,7 +374,7 @@ class BaseGA(Engine, BaseEstimator):
         checks of :meth:`_activations` then run, and report what is wrong. With
         ``outputs``, the predictions phi(A) of a dense row (clipped as
         :meth:`_outputs` clips them), or None where they are not finite."""
-        path = self.__dict__.get("_one_row")
+        path = self._the_run().one_row
         if path is None:
             path = one_row_path(self) if one_row(X) else None
         if not path:
@@ -412,7 +413,7 @@ class BaseGA(Engine, BaseEstimator):
         if sp.issparse(X):
             X = loop_csr(X)
             checked_structure(X)
-        kept = self.__dict__.get("_kept_loop")
+        kept = self._the_run().kept
         if (sp.issparse(X) and kept is not None and "coef_" not in self.__dict__
                 and COLUMNS_ONLY * int(X.indptr[-1]) < X.shape[1]):
             # A few CSR rows after a call: the weights of their columns, O(nnz),

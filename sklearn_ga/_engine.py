@@ -29,9 +29,10 @@ from ._passes import (
     run_pass,
     runaway,
 )
+from ._run import Run, RunCounter
 from ._state import (
     KeptLoop,
-    TrainingLock,
+    _first,
     _Parameters,
     _Weights,
     batch_columns,
@@ -51,6 +52,11 @@ class Engine:
     coef_ = _Weights()
     theta_ = _Parameters()
     intercept_ = _Parameters()
+    # (The run's counters, given out as fitted attributes.)
+    t_ = RunCounter()
+    cumulative_loss_ = RunCounter()
+    path_measure_ = RunCounter()
+    n_iter_ = RunCounter()
 
     # Whether theta_ and intercept_ may be assigned (not the selected row of a grid).
     _assignable_parameters = True
@@ -58,7 +64,7 @@ class Engine:
     def __setattr__(self, name, value):
         # A parameter set anew is validated by the next call: not a one-row path's.
         if name in self._parameter_constraints:
-            self.__dict__.pop("_one_row", None)
+            self._changed()
             self.__dict__.pop("_config", None)
         super().__setattr__(name, value)
 
@@ -68,7 +74,7 @@ class Engine:
         builds its loop on them (the kept loop no longer holds the model's
         parameters), and the counters ``t_`` and ``cumulative_loss_`` go on."""
         model = type(self).__name__
-        self.__dict__.pop("_one_row", None)  # (built on the parameters replaced)
+        self._changed()  # (the one-row path was built on the parameters replaced)
         if not self._assignable_parameters:
             raise AttributeError(
                 f"{name} of {model} is the selected configuration's row of "
@@ -105,26 +111,38 @@ class Engine:
         coef.flags.writeable = False
         self.__dict__.update(theta_=array, coef_=coef)
 
+    def _the_run(self):
+        """This estimator's :class:`~sklearn_ga._run.Run`, made at its first use."""
+        run = self.__dict__.get("_run")
+        if run is None:  # (setdefault is atomic: two threads get one run)
+            run = self.__dict__.setdefault("_run", Run())
+        return run
+
     def _training_lock(self):
-        """This estimator's :class:`TrainingLock`, made at its first use."""
-        lock = self.__dict__.get("_training")
-        if lock is None:  # (setdefault is atomic: two threads get one lock)
-            lock = self.__dict__.setdefault("_training", TrainingLock())
-        return lock
+        """The :class:`TrainingLock` of this estimator's run."""
+        return self._the_run().lock
+
+    def _changed(self):
+        """The model changed outside the one-row path: drop that path."""
+        run = self.__dict__.get("_run")
+        if run is not None:
+            run.changed()
 
     def __getstate__(self):
         # (Not while a call trains the model: the loop's terms are read.)
         with self._training_lock():
             state = dict(super().__getstate__())  # (object's is __dict__ itself)
-            state.pop("_training")
-            state.pop("_one_row", None)  # (a copy builds its own)
             state.pop("_config", None)
+            # The run as plain data (Run.__getstate__: not its loop, lock or
+            # one-row path, which a copy builds anew).
+            run = state.pop("_run")
+            state["_run_state"] = run_state = run.__getstate__()
             # (The configuration as its parameters: the state holds plain data,
             # which skops.io loads without trusting the registries' types.)
             fitted = state.pop("_fitted", None)
             if fitted is not None:
                 state["_fitted_settings"] = fitted.settings
-            kept = state.pop("_kept_loop", None)
+            kept = run.kept
             if kept is None:
                 return state
             continuation = self._continuation(kept)
@@ -137,13 +155,16 @@ class Engine:
                 # these until then.
                 state["coef_"] = kept.coef(self._shape_coef)
             if kept.averaging:  # (its next loop continues them, and intercept_)
-                state["_averages"] = kept.loop.averages()
+                run_state["averages"] = kept.loop.averages()
             return state
 
     def __setstate__(self, state):
         continuation = state.pop("_kept_terms", None)
         settings = state.pop("_fitted_settings", None)
+        run = Run()
+        run.__setstate__(state.pop("_run_state", {}))
         super().__setstate__(state)
+        self.__dict__["_run"] = run
         if settings is not None:
             self._fitted = Configuration.restored(type(self).__name__, settings)
         if continuation is not None:
@@ -181,7 +202,7 @@ class Engine:
                                      average=self._average_of(False)),
                    theta, intercept)
 
-    def _run(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False,
+    def _learn(self, X, Y, sample_weight, *, first_call, epochs, check_rows=False,
              start=None, validation=None):
         """Run the trial loop and set the fitted attributes.
 
@@ -206,15 +227,15 @@ class Engine:
                 return validation(weights, intercepts)
             return validation(loop.weights(), intercept)
 
+        run = self._the_run()
         progress = ((0, 0.0, 0.0) if first_call else
-                    (self.t_, self.cumulative_loss_,
-                     self.__dict__.get("_initial_loss", 0.0)))
+                    (run.t, run.cumulative_loss, run.initial_loss))
         # The path measure goes on (a model pickled before it was kept has none).
-        loop.path = 0.0 if first_call else self.__dict__.get("path_measure_", np.nan)
+        loop.path = 0.0 if first_call else _first(run.path, np.nan)
         if kept:
             # The kept loop writes theta_ in place: a failed call puts it back.
             loop.save(batch_columns(X))
-            self._kept_loop.writing()
+            run.kept.writing()
         try:
             n_iter, t, cumulative_loss, initial_loss = self._epochs(
                 loop, TrialRunner(X, Y, sample_weight, type(self).__name__,
@@ -225,18 +246,18 @@ class Engine:
         except BaseException:
             if kept:
                 loop.restore()
-                self._kept_loop.writing()
+                run.kept.writing()
             raise
         # The next partial_fit continues this loop (building one costs O(n)
         # exponentials), and coef_ is computed from it when it is read.
         if kept:
-            self._kept_loop.writing()
+            run.kept.writing()
         else:
             self._keep(loop, theta, intercept, average)
-        self._kept_loop.params = self._param_values()
-        self._rate_state, self._initial_loss = rates.state(), initial_loss
+        run.kept.params = self._param_values()
+        run.rate_state, run.initial_loss = rates.state(), initial_loss
         eta, intercept_eta = rates.current()
-        self._set_state(self._kept_loop.theta, self._kept_loop.intercept, None,
+        self._set_state(run.kept.theta, run.kept.intercept, None,
                         eta=eta, intercept_eta=intercept_eta,
                         n_eta_changes=rates.n_changes, U=self._scale(), n_iter=n_iter,
                         t=t, cumulative_loss=cumulative_loss)
@@ -248,7 +269,7 @@ class Engine:
         """``partial_fit(X, y)`` through the model's one-row path
         (:mod:`sklearn_ga._one_row`) if X is one ndarray or CSR row and the path
         can run the call; True if it did, else False with nothing changed."""
-        path = self.__dict__.get("_one_row")
+        path = self._the_run().one_row
         if path is None:
             path = one_row_path(self) if one_row(X) else None
         return bool(path) and path.learn(self, X, y)
@@ -292,15 +313,15 @@ class Engine:
     def _carried_averages(self):
         """The sums of the averaged trials so far, for a loop built again (on
         changed settings or assigned parameters): the averages go on, as t_."""
-        kept = self.__dict__.get("_kept_loop")
-        if kept is not None:
-            return kept.loop.averages()
-        return self.__dict__.get("_averages")
+        run = self._the_run()
+        if run.kept is not None:
+            return run.kept.loop.averages()
+        return run.averages
 
     def _continuable(self):
         """The kept loop if a call can continue it (built for these settings, on
         parameters that are still the model's), else None."""
-        kept = self.__dict__.get("_kept_loop")
+        kept = self._the_run().kept
         if kept is not None and kept.holds(self.theta_, self.__dict__["intercept_"],
                                            self._loop_key()):
             return kept
@@ -312,9 +333,10 @@ class Engine:
         those of its terms)."""
         theta, intercept = read_only(theta, intercept)
         self.__dict__.update(theta_=theta, intercept_=intercept)
-        self.__dict__.pop("_averages", None)  # (the loop holds them)
+        run = self._the_run()
         key = self._loop_key(average)
-        self._kept_loop = KeptLoop(key, loop, theta, intercept, averaging=key[-1])
+        run.kept = KeptLoop(key, loop, theta, intercept, averaging=key[-1])
+        run.averages = None  # (the loop holds them)
 
     def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None, average=0):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss,
@@ -458,14 +480,14 @@ class Engine:
         (:meth:`Configuration.rates`)."""
         return self._configuration().rates(
             self._scale(), n_features,
-            None if first_call else self.__dict__.get("_rate_state"))
+            None if first_call else self._the_run().rate_state)
 
     def _set_state(self, theta, intercept, weights, *, eta, U, n_iter, t,
                    cumulative_loss, intercept_eta=None, n_eta_changes=0):
         """Set the fitted attributes; ``weights`` is psi(theta) (the compiled loop
         computes it faster than the registry's NumPy functions), or None for
         ``coef_`` from the kept loop (``_keep``)."""
-        self.__dict__.pop("_one_row", None)  # (built on the state before the call)
+        self._changed()  # (the one-row path was built on the state before the call)
         self.eta_ = eta
         self.intercept_eta_ = (intercept_eta if intercept_eta is not None
                                else eta if self.fit_intercept else 0.0)

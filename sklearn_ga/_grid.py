@@ -249,7 +249,7 @@ class _GridMixin:
         self._kept_grid = _KeptGrid(self._grid_key(), loops, thetas, intercepts)
         best = self.best_index_
         self.__dict__.update(theta_=thetas[best], intercept_=intercepts[best])
-        self._kept_loop = KeptLoop(self._grid_key(), loops[best], thetas[best],
+        self._the_run().kept = KeptLoop(self._grid_key(), loops[best], thetas[best],
                                     intercepts[best])
 
     def __getstate__(self):
@@ -299,7 +299,7 @@ class _GridMixin:
             saved, columns = list(loops.values()), batch_columns(X)
             for loop in saved:
                 loop.save(columns)
-            self._kept_loop.writing()  # (the selected configuration's loop)
+            self._the_run().kept.writing()  # (the selected configuration's loop)
         else:
             if not first_call:
                 thetas, intercepts = self.thetas_.copy(), self.intercepts_.copy()
@@ -326,7 +326,7 @@ class _GridMixin:
             for loop in saved:
                 loop.restore()
             if saved:
-                self._kept_loop.writing()
+                self._the_run().kept.writing()
             raise
         best = int(np.argmin(scores))
         eta, U = self._configs[best]
@@ -418,7 +418,7 @@ class _GridMixin:
             return
         coef = np.array(plain.coef_)
         read_only_in_place(coef)
-        self.__dict__.pop("_one_row", None)
+        self._changed()
         self.__dict__.update(theta_=plain.theta_, intercept_=plain.intercept_,
                              coef_=coef)
         self.n_iter_, self._finished = 1 + plain.n_iter_, True

@@ -60,16 +60,16 @@ def one_row(X):
 def one_row_path(model):
     """The model's :class:`OneRowPath`, built if it has none; None if its state
     does not allow one, or a call is training it (the general path then runs)."""
-    path = model.__dict__.get("_one_row")
+    run = model._the_run()
+    path = run.one_row
     if path is None:
         # Built from a model that no call is training (a prediction in another
         # thread takes the general path meanwhile): a call drops it at its end.
-        lock = model._training_lock().lock
+        lock = run.lock.lock
         if not lock.acquire(blocking=False):
             return None
         try:
-            path = OneRowPath.of(model) or False
-            model.__dict__["_one_row"] = path
+            path = run.one_row = OneRowPath.of(model, run) or False
         finally:
             lock.release()
     return path or None
@@ -80,14 +80,15 @@ class OneRowPath:
     docstring). Not copied or pickled (``Engine.__getstate__``): a copy builds its
     own."""
 
-    __slots__ = ("kept", "calls", "pair", "power_t", "measured", "predicts", "lock",
-                 "doubles")
+    __slots__ = ("run", "kept", "calls", "pair", "power_t", "measured", "predicts",
+                 "lock", "doubles")
 
     @classmethod
-    def of(cls, model):
-        """The path of ``model``, or None where the general path must run."""
+    def of(cls, model, run):
+        """The path of ``model`` in its ``run``, or None where the general path must
+        run."""
         fitted = model.__dict__
-        kept = fitted.get("_kept_loop")
+        kept = run.kept
         if (kept is None or kept.params is None or "coef_" in fitted
                 or "feature_names_in_" in fitted or model.verbose
                 or fitted["theta_"] is not kept.theta
@@ -95,10 +96,11 @@ class OneRowPath:
                 or not all(map(operator.is_, model._param_values(), kept.params))
                 or kept.key != model._loop_key()):
             return None
-        return cls(model, kept)
+        return cls(model, run)
 
-    def __init__(self, model, kept):
-        self.kept, self.lock = kept, model._training_lock().lock
+    def __init__(self, model, run):
+        self.run, self.kept, self.lock = run, run.kept, run.lock.lock
+        kept = self.kept
         k, n = kept.theta.shape
         rates = model._rates(False, n)
         self.power_t = None
@@ -142,11 +144,11 @@ class OneRowPath:
         target = model._one_row_targets(y, self.kept)
         if target is None:
             return False
-        fitted = model.__dict__
+        run = self.run
         with self.lock:
-            if fitted.get("_one_row") is not self:  # (another call's since)
+            if run.one_row is not self:  # (another call's since)
                 return False
-            t = fitted["t_"]
+            t = run.t
             if self.doubles and not (t + 1) % DOUBLING_CHECK:
                 return False
             eta, intercept_eta = self.pair
@@ -156,13 +158,12 @@ class OneRowPath:
             try:
                 if dense:
                     sums = self.calls.learn(X, target, eta, intercept_eta, t,
-                                            fitted["cumulative_loss_"],
-                                            fitted["_initial_loss"])
+                                            run.cumulative_loss, run.initial_loss)
                 else:
                     sums = self.calls.learn_csr(
                         X.data, X.indices, X.indptr, X.shape[1],
                         X.indices[:X.indptr[-1]], target, eta, intercept_eta, t,
-                        fitted["cumulative_loss_"], fitted["_initial_loss"])
+                        run.cumulative_loss, run.initial_loss)
             except (ValueError, TypeError, BufferError):  # (X is not float64 rows)
                 return False
             if sums is None:
@@ -171,9 +172,8 @@ class OneRowPath:
             # Weights read before, or while, the trial ran are not kept for later.
             kept.generation += 2
             kept.cached = None
-            fitted["t_"] = t + 1
-            fitted["cumulative_loss_"], fitted["_initial_loss"], path = sums
-            fitted["path_measure_"] = path if self.measured else np.nan
-            fitted["n_iter_"] = 1
-            fitted["validation_scores_"] = None
+            run.t, run.n_iter = t + 1, 1
+            run.cumulative_loss, run.initial_loss, path = sums
+            run.path = path if self.measured else np.nan
+            model.__dict__["validation_scores_"] = None
             return True

@@ -1,11 +1,14 @@
 """The learning run of a model: what it carries from one call to the next.
 
-A :class:`Run` is owned by one model (a GA estimator, each configuration of a CV
-grid, a River learner) and holds the compiled loop kept between calls, the rate
-object's state, the counters of the trials seen and the one-row path built on
-them, and the lock that lets one call train at a time. Every path of a call — a
-batch's epochs, one pass, one row — reads and commits it here, so that a copy, a
-pickle or a failed call has one object to get right.
+A :class:`Run` is owned by one estimator (``BaseGA._the_run``) and holds the
+compiled loop kept between calls, the rate object's state, the counters of the
+trials seen, the sums of the averaged trials, the one-row path built on them, and
+the lock that lets one call train at a time. Every path of a call — a batch's
+epochs, one pass, one row (:mod:`sklearn_ga._one_row`), the CV grid's selected
+configuration — reads and commits it here, and the fitted counters (``t_``,
+``cumulative_loss_``, ``path_measure_``, ``n_iter_``) are read from it, so that a
+copy, a pickle or a failed call (``_state.fit_context`` restores
+:meth:`Run.snapshot`) has one object to get right.
 """
 
 from ._state import TrainingLock

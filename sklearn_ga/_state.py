@@ -24,13 +24,15 @@ def _atomic(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)
+        saved, run = dict(self.__dict__), self._the_run()
+        saved_run = run.snapshot()
         try:
             return method(self, *args, **kwargs)
         except BaseException:
             for name in self.__dict__.keys() - saved.keys():
                 del self.__dict__[name]
             self.__dict__.update(saved)
+            run.restore(saved_run)
             raise
 
     return wrapper
@@ -178,20 +180,26 @@ class _Weights:
         fitted = model.__dict__
         if "coef_" in fitted:
             return fitted["coef_"]
-        if fitted.get("_kept_loop") is None:
+        kept = _kept(model)
+        if kept is None:
             raise AttributeError(_missing(model))
-        return fitted["_kept_loop"].coef(model._shape_coef)
+        return kept.coef(model._shape_coef)
 
     def __set__(self, model, value):
-        model.__dict__.pop("_one_row", None)  # (it predicts from the kept loop)
+        model._changed()  # (the one-row path predicts from the kept loop)
         model.__dict__["coef_"] = value
 
     def __delete__(self, model):
         if "coef_" not in model.__dict__:
             raise AttributeError(
                 "coef_ is computed from theta_ and cannot be deleted"
-                if model.__dict__.get("_kept_loop") is not None else _missing(model))
+                if _kept(model) is not None else _missing(model))
         del model.__dict__["coef_"]
+
+
+def _kept(model):
+    run = model.__dict__.get("_run")
+    return None if run is None else run.kept
 
 
 def _first(value, default):
@@ -222,10 +230,11 @@ class _Parameters:
         if self.name == "intercept_":
             # An averaging model predicts with the mean of its intercepts; its own
             # stay the loop's (the engine reads them from __dict__).
-            kept = model.__dict__.get("_kept_loop")
+            kept = _kept(model)
             if kept is not None and kept.averaging and kept.intercept is value:
                 return _first(kept.intercepts(), value)
-            averages = model.__dict__.get("_averages")
+            run = model.__dict__.get("_run")
+            averages = None if run is None else run.averages
             if averages is not None and averages[2][0] > 0:
                 return averages[1] / averages[2]
         return value

@@ -47,9 +47,12 @@ def state(model):
     them). Not its training lock, nor the configuration that its parameters
     resolve to (made again after set_params)."""
     attributes = {name: value for name, value in vars(model).items()
-                  if name not in ("_kept_loop", "_kept_grid", "_training", "_config")}
+                  if name not in ("_run", "_kept_grid", "_config")}
     values = copy.deepcopy(attributes)
-    kept = vars(model).get("_kept_loop")
+    run = vars(model).get("_run")
+    if run is not None:  # (its counters, rate state, averages; not its lock)
+        values["_run"] = copy.deepcopy(run.__getstate__())
+    kept = None if run is None else run.kept
     if kept is not None:
         values["_kept_loop"] = {
             "key": kept.key, "loop": loop_state(kept.loop),

@@ -174,9 +174,9 @@ def test_the_classifier_keeps_its_loop_across_calls():
     labels = np.where(Y > 0, "pos", "neg")
     model = GAClassifier(psi="eg_pm", eta=0.1).partial_fit(X[:60], labels[:60],
                                                           classes=["neg", "pos"])
-    loop = model._kept_loop.loop
+    loop = model._run.kept.loop
     model.partial_fit(X[60:], labels[60:])
-    assert model._kept_loop.loop is loop
+    assert model._run.kept.loop is loop
     rebuilt = copy.deepcopy(GAClassifier(psi="eg_pm", eta=0.1).partial_fit(
         X[:60], labels[:60], classes=["neg", "pos"]))
     rebuilt.partial_fit(X[60:], labels[60:])

@@ -39,7 +39,7 @@ def test_per_trial_rates_are_those_of_trials_run_one_by_one(psi, sparse):
                              np.linspace(0.3, 0.01, rows.size)])
     form = sp.csr_matrix if sparse else np.asarray
     batch, Y2 = form(X), Y[:, None].copy()
-    loop, other = model._kept_loop.loop, one_by_one._kept_loop.loop
+    loop, other = model._run.kept.loop, one_by_one._run.kept.loop
     method = "run_csr" if sparse else "run_dense"
     arguments = ((batch.data, batch.indices, batch.indptr, batch.shape[1])
                  if sparse else (batch,))
@@ -62,7 +62,7 @@ def test_per_trial_rates_are_those_of_trials_run_one_by_one(psi, sparse):
 def test_per_trial_rates_of_another_length_are_refused():
     model = GARegressor(eta=0.1).partial_fit(X[:5], Y[:5])
     with pytest.raises(ValueError, match="rates of shape"):
-        model._kept_loop.loop.run_dense(X, Y[:, None].copy(), np.empty(0),
+        model._run.kept.loop.run_dense(X, Y[:, None].copy(), np.empty(0),
                                         np.arange(3, dtype=np.intp),
                                         rates=np.ones((2, 2)))
 
@@ -206,7 +206,7 @@ def test_the_theory_rates_are_finite_and_the_loop_is_given_them(psi, phi):
     model = GARegressor(psi=psi, phi=phi).partial_fit(X, targets)
     assert np.isfinite(model.eta_) and model.eta_ > 0
     assert np.isfinite(model.intercept_eta_) and model.intercept_eta_ > 0
-    assert model._kept_loop.loop.rates == (model.eta_, model.intercept_eta_)
+    assert model._run.kept.loop.rates == (model.eta_, model.intercept_eta_)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -258,7 +258,7 @@ def test_copies_train_under_locks_of_their_own(duplicate):
     lock = model._training_lock()
     with lock:  # (reentrant: pickling inside a call of this thread is no deadlock)
         other = duplicate(model)
-    assert "_training" not in model.__getstate__()
+    assert "_run" not in model.__getstate__()  # (its state only, without the lock)
     assert other._training_lock() is not lock
     other.partial_fit(np.eye(3), [1.0, 2.0, 3.0])
     assert other.t_ == (3 if duplicate is clone else 6)

@@ -124,7 +124,7 @@ def learn(run, blocks, classes, space, model=None, last=True):
     if model is None:
         model = clone(start) if first else copy.deepcopy(start)  # (not the shared)
         # Its averaged trials are summed from zero: the mix adds every learner's.
-        model.__dict__.pop("_averages", None)
+        model._the_run().averages = None
     extra = {} if classes is None else {"classes": classes}
     for X, y, sample_weight in blocks:
         if X.shape[0]:
@@ -148,7 +148,7 @@ def learn(run, blocks, classes, space, model=None, last=True):
         "template": None,
     }
     if first:
-        model.__dict__.pop("_kept_loop", None)  # (it holds this learner's pass)
+        model._the_run().kept = None  # (it holds this learner's pass)
         terms["template"] = model
     return terms
 
@@ -168,7 +168,7 @@ def progress(model):
     pass adds to, the last compared with the second by the runaway check of
     :mod:`sklearn_ga._passes`."""
     return np.array([model.t_, model.cumulative_loss_,
-                     model.__dict__.get("_initial_loss", 0.0)])
+                     model._the_run().initial_loss])
 
 
 @dataclass(frozen=True)
@@ -237,14 +237,15 @@ def mixed_model(template, terms, before, sums, space, n_iter):
     model.theta_ = finish(terms["point"], psi, U, p, space)  # (validated)
     model.intercept_ = terms["intercept"]
     t, loss, initial = before + terms["progress"]
-    model.t_, model.cumulative_loss_, model._initial_loss = int(t), loss, initial
+    model.t_, model.cumulative_loss_ = int(t), loss
+    model._the_run().initial_loss = initial
     model.eta_, model.intercept_eta_, model.n_eta_changes_ = terms["rates"]
     model.n_iter_ = n_iter
     model.path_measure_ = np.nan  # (a mix is no step along the path)
     if sums is not None and sums[2][0] > 0:
         # It predicts with the mean weights of every trial of every learner; a
         # partial_fit continues these sums.
-        model._averages = sums
+        model._the_run().averages = sums
         coef = sums[0] / sums[2][:, None]
         coef.flags.writeable = False
         model.coef_ = model._shape_coef(coef)
