@@ -42,6 +42,9 @@ from ._validation import float64_rows
 
 # The rates of a chunk of trials are computed this many trials at a time.
 RATE_BLOCK = 8192
+# The quantile of a call's row bounds below which its later passes bound no row's
+# rate (TheoryRates): measured in benchmarks/bench_defaults.py.
+ROW_QUANTILE = 0.9
 
 
 class Rates:
@@ -165,6 +168,20 @@ class TheoryRates(Rates):
     Delta_psi(Theta_1, Theta*) replaced by the largest divergence
     Delta_psi(Theta_t, Theta*) along the run: bound (30) itself when the first
     trial already holds the largest bound.
+
+    A call's first pass (partial_fit's only one) runs at these rates. Its later
+    passes (``fit``'s epochs after the first) learn rows the call has seen
+    whole, which no adversary chooses any more: there the B of each trial is
+    ``max(B_row, B_q)``, its own row's bound or the ``ROW_QUANTILE`` quantile
+    B_q of the call's row bounds, whichever is larger (S that of its row, c the
+    largest seen), for a psi whose B is a bound (not EGU's or Burg's rule). Each
+    trial still keeps the per-trial inequality of Theorem 3's proof, and as its
+    rate is ``rho_t eta`` with ``eta`` the rate at B_q and
+    ``rho_t = B_q / max(B_row, B_q) <= 1``, the sum of those inequalities is
+    bound (30) at b = B_q for the loss of the pass weighted by rho_t (rows whose
+    bound exceeds B_q count less): rare large values, which set the worst-case
+    b, then no longer set every row's rate. ``current()`` stays Theorem 3's
+    rate for the rows seen, which a later partial_fit continues at.
     """
 
     def __init__(self, psi, phi, U, p, loss, fit_intercept, intercept_eta,
@@ -196,6 +213,7 @@ class TheoryRates(Rates):
                     c = floor
             self.committed = (B, S, c, changes)
         self.pending = self.committed
+        self.passes, self.row_rates = 0, None
 
     def prepare(self, X, Y, sample_weight):
         if self.natural and self.entry.no_natural_rate is not None:
@@ -228,11 +246,26 @@ class TheoryRates(Rates):
         self.rows = B, S, c
         self.largest = (largest, S if sample_weight is None else float(S.max()),
                         c if isinstance(c, float) else float(c.max()))
+        self.passes, self.row_rates = 0, None
 
     def start_pass(self):
         self.pending = self.committed
+        self.passes += 1
+
+    def _seen_rates(self):
+        """The rates of the rows of the call in its later passes (see the class
+        docstring), a (rows, 2) array computed on the second pass's first chunk."""
+        if self.row_rates is None:
+            B, S, _ = self.rows
+            bounded = np.maximum(B, np.quantile(B, ROW_QUANTILE))
+            S = np.broadcast_to(S, B.shape)
+            self.row_rates = np.column_stack(self._formula(bounded, S,
+                                                           self.committed[2]))
+        return self.row_rates
 
     def rates(self, order, t):
+        if self.passes > 1 and not self.entry.growing_weights:
+            return self._seen_rates()[order]  # (a new array: the schedule scales it)
         B0, S0, c0, changes = self.pending
         if (self.largest[0] <= B0 and self.largest[1] <= S0
                 and self.largest[2] <= c0):
