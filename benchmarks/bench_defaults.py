@@ -22,6 +22,7 @@ refused the data. BENCH_SCALE < 1 learns a sample of each data set's rows.
 """
 
 import itertools
+import re
 import sys
 import warnings
 
@@ -168,8 +169,9 @@ def sweep_cell(model, X, y, regression, grid, metric):
             value = score(model, X, y, regression)
         except ValueError as error:
             return "(error)", str(error).split(";")[0]
-    messages = {str(w.message).split(";")[0] for w in caught
-                if not issubclass(w.category, ConvergenceWarning)}
+    # (A warning's first sentence, its numbers left out: one note for its cells.)
+    messages = {re.sub(r"-?\d+\.\d+", "#", str(w.message)).split(": ")[0]
+                for w in caught if not issubclass(w.category, ConvergenceWarning)}
     mark = " (warns)" if messages else (
         " (NO)" if value < grid - MARGIN[metric] else "")
     return f"{value:.3f}{mark}", "; ".join(sorted(messages))

@@ -1,9 +1,17 @@
 """``U="auto"``: the scale U of a psi whose weights U bounds, chosen from the first
-rows of the data (the norm of a light ridge fit of the activations of the targets).
+rows of the data (the norm of a light ridge fit of the activations of the targets),
+and for a psi whose weights lie in a fixed set (nonnegative, or on the simplex) a
+warning where such weights cannot fit the data.
 """
+
+import os
+import sys
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+import sklearn.base
+from scipy.optimize import nnls
 
 from ._phi import PHI
 from ._psi import PSI
@@ -16,6 +24,11 @@ SCALE_BLOCK = 128  # (rows made dense at a time)
 # The activation that stands for a target at an end of a bounded phi's range
 # (phi^-1 is infinite there): a label 1 of phi="logistic" is a logit of 4.
 SCALE_EDGE = 4.0
+# The check of a psi of nonnegative weights reads data of at most RANGE_COLUMNS
+# columns, and warns where the best such weights explain less than RANGE_SHARE of
+# what a ridge fit explains (held-out R^2; see range_check).
+RANGE_COLUMNS = 256
+RANGE_SHARE = 0.5
 
 
 def auto_scale(psi, phi, X, Y, fit_intercept):
@@ -32,6 +45,8 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
     """
     order = PSI[psi].scale_norm
     if order is None:
+        with np.errstate(all="ignore"):
+            range_check(psi, phi, X, Y, fit_intercept)
         return 1.0
     with np.errstate(all="ignore"):  # (an overflow gives U = 1; the call reports it)
         return _ridge_scale(X, Y, phi, fit_intercept, order)
@@ -86,3 +101,74 @@ def _activation_targets(phi, Y):
     with np.errstate(divide="ignore", invalid="ignore"):
         Z = entry.inverse(np.array(Y, dtype=np.float64))
     return np.nan_to_num(Z, nan=0.0, posinf=SCALE_EDGE, neginf=-SCALE_EDGE)
+
+
+def _weight_set(entry):
+    """"simplex" or "nonnegative" for a psi whose weights lie in a set that no U
+    scales (constrained, with no scale: EG's and the geodesic simplex's weights sum
+    to 1, EGU's and Burg's are positive); None for the others."""
+    if not entry.constrained or entry.scale_norm is not None:
+        return None
+    probe = entry.weights(entry.start + np.array([[-0.5, 0.0, 0.5]]), 1.0, 2.0)
+    return "simplex" if np.isclose(probe.sum(), 1.0) else "nonnegative"
+
+
+def range_check(psi, phi, X, Y, fit_intercept):
+    """Warn if the weights that psi can learn fit the first rows far worse than
+    weights of any sign: the best of them (nonnegative least squares; on the
+    simplex, with their sum held at 1 by a heavy extra row) explains less than
+    ``RANGE_SHARE`` of what the ridge fit of :func:`auto_scale` explains, each
+    fitted on the even rows of the first ``SCALE_ROWS`` and scored (R^2 of the
+    activations phi^-1(Y)) on the odd ones. Nothing is checked for X of more than
+    ``RANGE_COLUMNS`` columns or fewer than 20 rows, and for nonnegative weights
+    under phi="softmax", whose predictions do not change when the same vector is
+    added to every class's weights."""
+    entry = PSI[psi]
+    kind = _weight_set(entry)
+    m = min(X.shape[0], SCALE_ROWS)
+    if (kind is None or (kind == "nonnegative" and phi == "softmax")
+            or X.shape[1] > RANGE_COLUMNS or m < 20):
+        return
+    D = X[:m].toarray() if sp.issparse(X) else np.asarray(X[:m], dtype=np.float64)
+    Z = _activation_targets(phi, Y[:m])
+    if not (np.all(np.isfinite(D)) and np.all(np.isfinite(Z))):
+        return  # (the trial loop reports what is not finite)
+    fit, held = (D[0::2], Z[0::2]), (D[1::2], Z[1::2])
+    if fit_intercept:  # (centred at the fitted rows' means: the intercept's part)
+        means = fit[0].mean(axis=0), fit[1].mean(axis=0)
+        fit = fit[0] - means[0], fit[1] - means[1]
+        held = held[0] - means[0], held[1] - means[1]
+    A, n = fit[0], D.shape[1]
+    gram = A.T @ A
+    ridge = SCALE_RIDGE * np.trace(gram) / n
+    total = np.sum(held[1] ** 2)
+    if not (ridge > 0 and total > 0):
+        return
+    free = np.linalg.solve(gram + ridge * np.eye(n), A.T @ fit[1])
+    if kind == "simplex":  # (a row that weighs the sum as much as all the rows)
+        heavy = np.sqrt(np.sum(A**2))
+        A = np.vstack([A, np.full((1, n), heavy)])
+    bounded = np.column_stack([
+        nnls(A, np.append(z, heavy) if kind == "simplex" else z)[0]
+        for z in fit[1].T])
+    explained = [1.0 - np.sum((held[0] @ W - held[1]) ** 2) / total
+                 for W in (free, bounded)]
+    if explained[0] > 0.1 and explained[1] < RANGE_SHARE * explained[0]:
+        warnings.warn(
+            f"psi={psi!r} learns weights {entry.weight_range}, and on the first "
+            f"rows the best such weights predict the activations of the targets "
+            f"far worse than weights of any sign (held-out R^2 {explained[1]:.2f}, "
+            f"against {explained[0]:.2f} for a ridge fit): expect a poor model. "
+            "psi='eg_pm' (EG±, HKW §III) learns weights of both signs with the "
+            "same exponentiated update; 'identity' is gradient descent.",
+            UserWarning, stacklevel=_outside_level())
+
+
+def _outside_level():
+    """The stacklevel of the user's call of fit or partial_fit: the first caller
+    outside the package and scikit-learn's wrapper of fit (``_fit_context``)."""
+    inside = os.path.dirname(__file__), sklearn.base.__file__
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level

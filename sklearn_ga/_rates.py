@@ -174,7 +174,9 @@ class TheoryRates(Rates):
     whole, which no adversary chooses any more: there the B of each trial is
     ``max(B_row, B_q)``, its own row's bound or the ``ROW_QUANTILE`` quantile
     B_q of the call's row bounds, whichever is larger (S that of its row, c the
-    largest seen), for a psi whose B is a bound (not EGU's or Burg's rule). Each
+    largest seen), for a psi whose B is a bound (not EGU's or Burg's rule) and
+    whose fit may average away the larger noise of larger rates (not a geodesic
+    psi's: a mean of points of the sphere leaves it). Each
     trial still keeps the per-trial inequality of Theorem 3's proof, and as its
     rate is ``rho_t eta`` with ``eta`` the rate at B_q and
     ``rho_t = B_q / max(B_row, B_q) <= 1``, the sum of those inequalities is
@@ -264,7 +266,7 @@ class TheoryRates(Rates):
         return self.row_rates
 
     def rates(self, order, t):
-        if self.passes > 1 and not self.entry.growing_weights:
+        if self.passes > 1 and not (self.entry.growing_weights or self.entry.geodesic):
             return self._seen_rates()[order]  # (a new array: the schedule scales it)
         B0, S0, c0, changes = self.pending
         if (self.largest[0] <= B0 and self.largest[1] <= S0

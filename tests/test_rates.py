@@ -319,12 +319,14 @@ def test_later_passes_bound_each_row_by_its_own_bound_or_the_quantile():
     assert per_trial[:, 0].max() > 50 * model.eta_
 
 
-def test_growing_weights_keep_theorem_3s_rule_in_every_pass():
-    # EGU's bound is a rule about the size of its weights, not a bound: its later
-    # passes keep the worst-case rate (fit at max_iter=3 = three partial_fit passes).
-    fitted = GARegressor(psi="exp", max_iter=3, tol=None, shuffle=False,
+@pytest.mark.parametrize("psi", ["exp", "burg", "sphere"])
+def test_a_rule_or_a_geodesic_keeps_theorem_3s_rate_in_every_pass(psi):
+    # EGU's and Burg's B is a rule about the size of their weights, not a bound,
+    # and the sphere's fit does not average the noise of a larger rate away: their
+    # later passes keep the worst-case rate (max_iter=3 = three partial_fit passes).
+    fitted = GARegressor(psi=psi, max_iter=3, tol=None, shuffle=False,
                          average=False).fit(X, Y)
-    stream = GARegressor(psi="exp")
+    stream = GARegressor(psi=psi)
     for _ in range(3):
         stream.partial_fit(X, Y)
     np.testing.assert_allclose(fitted.coef_, stream.coef_, rtol=1e-10)
