@@ -173,10 +173,11 @@ class TheoryRates(Rates):
     passes (``fit``'s epochs after the first) learn rows the call has seen
     whole, which no adversary chooses any more: there the B of each trial is
     ``max(B_row, B_q)``, its own row's bound or the ``ROW_QUANTILE`` quantile
-    B_q of the call's row bounds, whichever is larger (S that of its row, c the
-    largest seen), for a psi whose B is a bound (not EGU's or Burg's rule) and
-    whose fit may average away the larger noise of larger rates (not a geodesic
-    psi's: a mean of points of the sphere leaves it). Each
+    B_q of the call's row bounds, whichever is larger (S and c the largest seen:
+    a row's own S would free its intercept step from its sample weight), for a
+    psi whose B is a bound (not EGU's or Burg's rule) and whose fit may average
+    away the larger noise of larger rates (not a geodesic psi's: a mean of
+    points of the sphere leaves it). Each
     trial still keeps the per-trial inequality of Theorem 3's proof, and as its
     rate is ``rho_t eta`` with ``eta`` the rate at B_q and
     ``rho_t = B_q / max(B_row, B_q) <= 1``, the sum of those inequalities is
@@ -258,11 +259,10 @@ class TheoryRates(Rates):
         """The rates of the rows of the call in its later passes (see the class
         docstring), a (rows, 2) array computed on the second pass's first chunk."""
         if self.row_rates is None:
-            B, S, _ = self.rows
+            B = self.rows[0]
             bounded = np.maximum(B, np.quantile(B, ROW_QUANTILE))
-            S = np.broadcast_to(S, B.shape)
-            self.row_rates = np.column_stack(self._formula(bounded, S,
-                                                           self.committed[2]))
+            self.row_rates = np.column_stack(self._formula(bounded,
+                                                           *self.committed[1:3]))
         return self.row_rates
 
     def rates(self, order, t):

@@ -314,9 +314,22 @@ def test_later_passes_bound_each_row_by_its_own_bound_or_the_quantile():
     for _ in range(2):
         rate.start_pass()
         per_trial = rate.rates(np.arange(61), 0)
+        rate.finish_pass()
     assert np.all(per_trial[:, 0] * bounds + per_trial[:, 1] <= 0.5 * (1 + 1e-12))
     assert np.all(per_trial[:, 0] >= model.eta_)
     assert per_trial[:, 0].max() > 50 * model.eta_
+    # Sample weights: S is the largest weight seen, as in the first pass (a row's
+    # own S would free its intercept step from a weight far below 1).
+    weights = np.where(np.arange(61) % 2, 1e-4, 1e3)
+    rate.prepare(rows, targets[:, None], weights)
+    for _ in range(2):
+        rate.start_pass()
+        per_trial = rate.rates(np.arange(61), 0)
+        rate.finish_pass()
+    weighted = weights * bounds
+    quantile = np.quantile(weighted, _rates.ROW_QUANTILE)
+    expected = [split_rates(max(B, quantile), 1.0, S=1e3) for B in weighted]
+    np.testing.assert_allclose(per_trial, expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("psi", ["exp", "burg", "sphere"])
