@@ -29,10 +29,13 @@ returns it from ``state()``, which the estimator stores and gives back to the
 next call's object.
 """
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import assert_all_finite
 
+from ._auto_scale import _outside_level
 from ._guarantees import _representable
 from ._kernel import csr_row_bounds, dense_row_bounds, invscaling_factors
 from ._passes import start_activations
@@ -45,6 +48,9 @@ RATE_BLOCK = 8192
 # The quantile of a call's row bounds below which its later passes bound no row's
 # rate (TheoryRates): measured in benchmarks/bench_defaults.py.
 ROW_QUANTILE = 0.9
+# A fresh model whose predictions at Theta_1 exceed the largest target this many
+# times warns that a rate following them cannot move it (TheoryRates).
+START_RATIO = 100.0
 
 
 class Rates:
@@ -217,6 +223,27 @@ class TheoryRates(Rates):
             self.committed = (B, S, c, changes)
         self.pending = self.committed
         self.passes, self.row_rates = 0, None
+        self.fresh = state is None
+
+    def _check_start(self, start, Y):
+        """Warn where phi's c follows the predictions of the model at Theta_1
+        (exp: :func:`transfer_constants`) and they are far above the targets: the
+        rate is then so small that the model barely leaves its start."""
+        with np.errstate(over="ignore"):
+            first = float(np.max(PHI[self.phi].transfer(start)))
+        top = max(float(np.max(Y)), 1.0)
+        if first > START_RATIO * top:
+            weight = float(self.entry.weights(np.full((1, 1), self.entry.start),
+                                              self.U, self.p)[0, 0])
+            warnings.warn(
+                f"eta='theory' with phi={self.phi!r}: the model at its start "
+                f"(psi={self.entry.name!r}, every weight {weight:.3g}) predicts up "
+                f"to {first:.3g}, far above the largest target {top:.3g}, and the "
+                "rate's c follows its predictions (KW01 eq. (29) has no finite c "
+                f"for {self.phi}): at such a rate the model "
+                "barely moves from its start. Use psi='identity' or 'eg_pm' "
+                "(weights that start at 0), or a numeric eta.",
+                UserWarning, stacklevel=_outside_level())
 
     def prepare(self, X, Y, sample_weight):
         if self.natural and self.entry.no_natural_rate is not None:
@@ -243,9 +270,11 @@ class TheoryRates(Rates):
                 "MaxAbsScaler), or use a numeric eta."
             )
         S = 1.0 if sample_weight is None else sample_weight
-        c = transfer_constants(self.phi, self.loss, Y, start_activations(
-            X, self.entry.name, self.U, self.p) if not np.isfinite(
-                PHI[self.phi].c or 0.0) else 0.0)
+        start = (start_activations(X, self.entry.name, self.U, self.p)
+                 if not np.isfinite(PHI[self.phi].c or 0.0) else 0.0)
+        c = transfer_constants(self.phi, self.loss, Y, start)
+        if self.fresh and not np.isscalar(start):
+            self._check_start(start, Y)
         self.rows = B, S, c
         self.largest = (largest, S if sample_weight is None else float(S.max()),
                         c if isinstance(c, float) else float(c.max()))

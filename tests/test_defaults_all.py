@@ -88,3 +88,27 @@ def test_no_warning_where_weights_of_the_set_fit():
 def test_the_check_reads_no_data_of_many_columns(monkeypatch):
     monkeypatch.setattr(_auto_scale, "RANGE_COLUMNS", X_CANCER.shape[1] - 1)
     assert fit_warnings(GAClassifier("exp"), X_CANCER, Y_CANCER) == []
+
+
+@pytest.mark.parametrize("psi", ["exp", "burg"])
+def test_a_start_far_above_the_targets_under_phi_exp_warns(psi):
+    # phi="exp" has no finite c (KW01 eq. 29): the rate follows the predictions of
+    # the model at its start, and EGU's and Burg's weights of 1 on ten standardized
+    # features predict up to e^9 on diabetes: a rate near 1e-11, a model that stays
+    # at its start (R^2 below -400 on its own rows), with only max_iter's warning.
+    X = StandardScaler().fit_transform(X_CANCER[:, :10])
+    y = np.exp(X @ np.full(10, 0.05) + 3.0)
+    model = GARegressor(psi, "exp", max_iter=5, tol=None)
+    with pytest.warns(UserWarning, match="far above the largest target") as caught:
+        model.fit(X, y)
+    assert all(w.filename == __file__ for w in caught
+               if "far above" in str(w.message))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        # Weights that start at 0 predict 1 at the start: nothing to say.
+        GARegressor("identity", "exp", max_iter=5, tol=None).fit(X, y)
+        # A later partial_fit continues the first call's rate: it says nothing.
+        stream = GARegressor(psi, "exp")
+        with pytest.warns(UserWarning, match="far above"):
+            stream.partial_fit(X[:50], y[:50])
+        stream.partial_fit(X[50:], y[50:])
