@@ -13,22 +13,52 @@ there is one.
 The goals (within 0.02 / 0.03 of the grid; never below SGD's defaults) are checked
 per cell; ``make bench`` prints the table after the timing rows, and
 doc/user_guide/defaults.rst is a copy of its output.
+
+Then every psi with the estimator's default phi (``--all``: with every phi whose
+range holds the targets), on those data sets and on iris, linnerud (three outputs)
+and HKW §V's sparse target: a cell is (NO) more than the margin below the grid,
+(warns) where the fit warned (other than about convergence) and (error) where it
+refused the data. BENCH_SCALE < 1 learns a sample of each data set's rows.
+
+``--candidates``: the rates of fit's later epochs measured against each other (EG±
+on digits), the table of doc/user_guide/defaults.rst that chose them.
 """
 
 import itertools
+import re
+import sys
 import warnings
 
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_wine
+import numpy as np
+from _timing import SCALE
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_digits,
+    load_iris,
+    load_linnerud,
+    load_wine,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.multioutput import MultiOutputRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_ga import GAClassifier, GAClassifierCV, GARegressor, GARegressorCV
+from sklearn_ga import (
+    PHI,
+    PSI,
+    GAClassifier,
+    GAClassifierCV,
+    GARegressor,
+    GARegressorCV,
+    _rates,
+)
 
 DATA = {"diabetes": load_diabetes, "breast_cancer": load_breast_cancer,
         "wine": load_wine, "digits": load_digits}
+REGRESSION = ("diabetes", "linnerud", "sparse")
 # How far below the grid a default may score: accuracy, R^2.
 MARGIN = {"accuracy": 0.02, "R^2": 0.03}
 ALPHAS = (1e-5, 1e-4, 1e-3, 1e-2)
@@ -44,10 +74,19 @@ def score(model, X, y, regression):
                                      cv=folds).mean())
 
 
-def sgd(regression, **params):
+def sgd(regression, outputs=1, **params):
     if regression:
-        return SGDRegressor(random_state=0, **params)
+        model = SGDRegressor(random_state=0, **params)
+        return model if outputs == 1 else MultiOutputRegressor(model)
     return SGDClassifier(loss="log_loss", random_state=0, **params)
+
+
+def sgd_grid(X, y, regression):
+    """The best mean score of the SGD grid (the reference of every table)."""
+    outputs = 1 if y.ndim == 1 else y.shape[1]
+    return max(score(sgd(regression, outputs, alpha=alpha, eta0=eta0,
+                         learning_rate="invscaling"), X, y, regression)
+               for alpha, eta0 in itertools.product(ALPHAS, ETA0S))
 
 
 def ga_models(regression):
@@ -63,10 +102,8 @@ def table():
     found = []
     for name, load in DATA.items():
         X, y = load(return_X_y=True)
-        regression = name == "diabetes"
-        grid = max(score(sgd(regression, alpha=alpha, eta0=eta0,
-                             learning_rate="invscaling"), X, y, regression)
-                   for alpha, eta0 in itertools.product(ALPHAS, ETA0S))
+        regression = name in REGRESSION
+        grid = sgd_grid(X, y, regression)
         default = score(sgd(regression), X, y, regression)
         columns = {column: score(model, X, y, regression)
                    for column, model in ga_models(regression).items()}
@@ -75,8 +112,9 @@ def table():
     return found
 
 
-def cases():
-    """Print the table, each GA cell marked when it misses a goal."""
+def cases(every=False):
+    """Print the table, each GA cell marked when it misses a goal, then the
+    sweep over every psi (:func:`sweep`)."""
     rows = table()
     names = list(rows[0][4])
     print("\n| data | SGD grid | SGD defaults | " + " | ".join(names) + " |")
@@ -89,7 +127,105 @@ def cases():
             cells.append(f"{value:.3f}" + ("" if met else " (NO)"))
         print(f"| {name} {metric} | {grid:.3f} | {default:.3f} | "
               + " | ".join(cells) + " |", flush=True)
+    sweep(every)
+
+
+def sparse_target(return_X_y=True, n_samples=400, n_features=200, seed=0):
+    """HKW §V's sparse target: y = tanh(u . x / 2 + noise), u with 5 weights of
+    +-1 among ``n_features``, inputs uniform on {-1, +1}^n_features."""
+    rng = np.random.default_rng(seed)
+    u = np.zeros(n_features)
+    u[rng.choice(n_features, 5, replace=False)] = rng.choice([-1.0, 1.0], 5)
+    X = rng.choice([-1.0, 1.0], size=(n_samples, n_features))
+    return X, np.tanh(X @ u / 2 + rng.normal(0.0, 0.1, n_samples))
+
+
+SWEEP = {**DATA, "iris": load_iris, "linnerud": load_linnerud,
+         "sparse": sparse_target}
+
+
+def sample(X, y):
+    """At BENCH_SCALE < 1, a fixed sample of the rows (at least 100)."""
+    keep = max(100, int(X.shape[0] * SCALE))
+    if keep >= X.shape[0]:
+        return X, y
+    rows = np.random.default_rng(0).permutation(X.shape[0])[:keep]
+    return X[rows], y[rows]
+
+
+def phis(regression, y, every):
+    """The phi of a data set's rows in the sweep: the estimator's default; with
+    ``every``, each phi whose range holds the targets (the others refuse them with
+    an error naming the range; softmax regression needs rows of the simplex)."""
+    if not every:
+        return ["identity" if regression else "logistic"]
+    if not regression:
+        return [name for name in PHI if PHI[name].classification]
+    return [name for name in PHI if PHI[name].regression and name != "softmax"
+            and PHI[name].low <= y.min() and y.max() <= PHI[name].high]
+
+
+def sweep_cell(model, X, y, regression, grid, metric):
+    """A cell of the sweep: the score and its mark."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = score(model, X, y, regression)
+        except ValueError as error:
+            return "(error)", str(error).split(";")[0]
+    # (A warning's first sentence, its numbers left out: one note for its cells.)
+    messages = {re.sub(r"-?\d+\.\d+", "#", str(w.message)).split(": ")[0]
+                for w in caught if not issubclass(w.category, ConvergenceWarning)}
+    mark = " (warns)" if messages else (
+        " (NO)" if value < grid - MARGIN[metric] else "")
+    return f"{value:.3f}{mark}", "; ".join(sorted(messages))
+
+
+def sweep(every=False):
+    """Print every psi (columns) for each data set and phi (rows)."""
+    notes = {}
+    print("\n| data, phi | SGD grid | " + " | ".join(PSI) + " |")
+    print("|---" * (2 + len(PSI)) + "|")
+    for name, load in SWEEP.items():
+        regression = name in REGRESSION
+        X, y = sample(*load(return_X_y=True))
+        metric = "R^2" if regression else "accuracy"
+        grid = sgd_grid(X, y, regression)
+        for phi in phis(regression, y, every):
+            estimator = GARegressor if regression else GAClassifier
+            cells = []
+            for psi in PSI:
+                cell, note = sweep_cell(estimator(psi, phi, random_state=0), X, y,
+                                        regression, grid, metric)
+                cells.append(cell)
+                if note:
+                    notes.setdefault(note, []).append(f"{name}/{phi}/{psi}")
+            print(f"| {name} {metric}, {phi} | {grid:.3f} | " + " | ".join(cells)
+                  + " |", flush=True)
+    for note, where in notes.items():
+        print(f"\n{', '.join(where)}: {note}")
+
+
+def candidates():
+    """EG± on digits with the later epochs' rates at several quantiles of the row
+    bounds (1: Theorem 3's rate in every epoch, as before), and averaged."""
+    X, y = load_digits(return_X_y=True)
+    chosen = _rates.ROW_QUANTILE
+    print("\n| later epochs' quantile | GAClassifier(psi='eg_pm') on digits |")
+    print("|---|---|")
+    try:
+        for quantile, average in [(1.0, False), (1.0, True), (0.999, False),
+                                  (0.99, False), (0.9, False), (0.5, False)]:
+            _rates.ROW_QUANTILE = quantile
+            model = GAClassifier("eg_pm", average=average, random_state=0)
+            print(f"| {quantile}{', averaged' if average else ''} | "
+                  f"{score(model, X, y, False):.3f} |", flush=True)
+    finally:
+        _rates.ROW_QUANTILE = chosen
 
 
 if __name__ == "__main__":
-    cases()
+    if "--candidates" in sys.argv:
+        candidates()
+    else:
+        cases(every="--all" in sys.argv)

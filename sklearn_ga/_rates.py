@@ -29,10 +29,13 @@ returns it from ``state()``, which the estimator stores and gives back to the
 next call's object.
 """
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import assert_all_finite
 
+from ._auto_scale import _outside_level
 from ._guarantees import _representable
 from ._kernel import csr_row_bounds, dense_row_bounds, invscaling_factors
 from ._passes import start_activations
@@ -42,6 +45,12 @@ from ._validation import float64_rows
 
 # The rates of a chunk of trials are computed this many trials at a time.
 RATE_BLOCK = 8192
+# The quantile of a call's row bounds below which its later passes bound no row's
+# rate (TheoryRates): measured in benchmarks/bench_defaults.py.
+ROW_QUANTILE = 0.9
+# A fresh model whose predictions at Theta_1 exceed the largest target this many
+# times warns that a rate following them cannot move it (TheoryRates).
+START_RATIO = 100.0
 
 
 class Rates:
@@ -165,6 +174,23 @@ class TheoryRates(Rates):
     Delta_psi(Theta_1, Theta*) replaced by the largest divergence
     Delta_psi(Theta_t, Theta*) along the run: bound (30) itself when the first
     trial already holds the largest bound.
+
+    A call's first pass (partial_fit's only one) runs at these rates. Its later
+    passes (``fit``'s epochs after the first) learn rows the call has seen
+    whole, which no adversary chooses any more: there the B of each trial is
+    ``max(B_row, B_q)``, its own row's bound or the ``ROW_QUANTILE`` quantile
+    B_q of the call's row bounds, whichever is larger (S and c the largest seen:
+    a row's own S would free its intercept step from its sample weight), for a
+    psi whose B is a bound (not EGU's or Burg's rule) and whose fit may average
+    away the larger noise of larger rates (not a geodesic psi's: a mean of
+    points of the sphere leaves it). Each
+    trial still keeps the per-trial inequality of Theorem 3's proof, and as its
+    rate is ``rho_t eta`` with ``eta`` the rate at B_q and
+    ``rho_t = B_q / max(B_row, B_q) <= 1``, the sum of those inequalities is
+    bound (30) at b = B_q for the loss of the pass weighted by rho_t (rows whose
+    bound exceeds B_q count less): rare large values, which set the worst-case
+    b, then no longer set every row's rate. ``current()`` stays Theorem 3's
+    rate for the rows seen, which a later partial_fit continues at.
     """
 
     def __init__(self, psi, phi, U, p, loss, fit_intercept, intercept_eta,
@@ -196,6 +222,28 @@ class TheoryRates(Rates):
                     c = floor
             self.committed = (B, S, c, changes)
         self.pending = self.committed
+        self.passes, self.row_rates = 0, None
+        self.fresh = state is None
+
+    def _check_start(self, start, Y):
+        """Warn where phi's c follows the predictions of the model at Theta_1
+        (exp: :func:`transfer_constants`) and they are far above the targets: the
+        rate is then so small that the model barely leaves its start."""
+        with np.errstate(over="ignore"):
+            first = float(np.max(PHI[self.phi].transfer(start)))
+        top = max(float(np.max(Y)), 1.0)
+        if first > START_RATIO * top:
+            weight = float(self.entry.weights(np.full((1, 1), self.entry.start),
+                                              self.U, self.p)[0, 0])
+            warnings.warn(
+                f"eta='theory' with phi={self.phi!r}: the model at its start "
+                f"(psi={self.entry.name!r}, every weight {weight:.3g}) predicts up "
+                f"to {first:.3g}, far above the largest target {top:.3g}, and the "
+                "rate's c follows its predictions (KW01 eq. (29) has no finite c "
+                f"for {self.phi}): at such a rate the model "
+                "barely moves from its start. Use psi='identity' or 'eg_pm' "
+                "(weights that start at 0), or a numeric eta.",
+                UserWarning, stacklevel=_outside_level())
 
     def prepare(self, X, Y, sample_weight):
         if self.natural and self.entry.no_natural_rate is not None:
@@ -222,17 +270,33 @@ class TheoryRates(Rates):
                 "MaxAbsScaler), or use a numeric eta."
             )
         S = 1.0 if sample_weight is None else sample_weight
-        c = transfer_constants(self.phi, self.loss, Y, start_activations(
-            X, self.entry.name, self.U, self.p) if not np.isfinite(
-                PHI[self.phi].c or 0.0) else 0.0)
+        start = (start_activations(X, self.entry.name, self.U, self.p)
+                 if not np.isfinite(PHI[self.phi].c or 0.0) else 0.0)
+        c = transfer_constants(self.phi, self.loss, Y, start)
+        if self.fresh and not np.isscalar(start):
+            self._check_start(start, Y)
         self.rows = B, S, c
         self.largest = (largest, S if sample_weight is None else float(S.max()),
                         c if isinstance(c, float) else float(c.max()))
+        self.passes, self.row_rates = 0, None
 
     def start_pass(self):
         self.pending = self.committed
+        self.passes += 1
+
+    def _seen_rates(self):
+        """The rates of the rows of the call in its later passes (see the class
+        docstring), a (rows, 2) array computed on the second pass's first chunk."""
+        if self.row_rates is None:
+            B = self.rows[0]
+            bounded = np.maximum(B, np.quantile(B, ROW_QUANTILE))
+            self.row_rates = np.column_stack(self._formula(bounded,
+                                                           *self.committed[1:3]))
+        return self.row_rates
 
     def rates(self, order, t):
+        if self.passes > 1 and not (self.entry.growing_weights or self.entry.geodesic):
+            return self._seen_rates()[order]  # (a new array: the schedule scales it)
         B0, S0, c0, changes = self.pending
         if (self.largest[0] <= B0 and self.largest[1] <= S0
                 and self.largest[2] <= c0):

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge
 
-from sklearn_ga import GAClassifier, GARegressor, _base
+from sklearn_ga import GAClassifier, GARegressor, _auto_scale, _base
 
 
 def sparse_target(m=600, n=40, scale=1.0, seed=0):
@@ -21,9 +21,9 @@ def sparse_target(m=600, n=40, scale=1.0, seed=0):
 def ridge_norm(X, Z, order):
     """The norm of scikit-learn's ridge fit on the first rows, the penalty that of
     U="auto" (a hundredth of a centred column's mean squared norm)."""
-    X, Z = X[:_base.SCALE_ROWS], Z[:_base.SCALE_ROWS]
+    X, Z = X[:_auto_scale.SCALE_ROWS], Z[:_auto_scale.SCALE_ROWS]
     centred = X - X.mean(axis=0)
-    alpha = _base.SCALE_RIDGE * np.sum(centred**2) / X.shape[1]
+    alpha = _auto_scale.SCALE_RIDGE * np.sum(centred**2) / X.shape[1]
     coef = np.atleast_2d(Ridge(alpha=alpha, solver="svd").fit(X, Z).coef_)
     return np.max(np.linalg.norm(coef, ord=order, axis=1))
 
@@ -47,7 +47,8 @@ def test_auto_u_of_labels_reads_them_as_activations_of_four():
     X, y = sparse_target()
     labels = y > 0
     model = GAClassifier(psi="eg_pm", random_state=0).fit(X, labels)
-    expected = ridge_norm(X, np.where(labels, _base.SCALE_EDGE, -_base.SCALE_EDGE), 1)
+    edge = _auto_scale.SCALE_EDGE
+    expected = ridge_norm(X, np.where(labels, edge, -edge), 1)
     assert model.U_ == pytest.approx(expected, rel=1e-9)
     assert model.score(X, labels) > 0.95
 

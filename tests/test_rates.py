@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_ga import PHI, PSI, GAClassifier, GARegressor, _passes
+from sklearn_ga import PHI, PSI, GAClassifier, GARegressor, _passes, _rates
 from sklearn_ga._codes import Status
 from sklearn_ga.theory import input_bound, transfer_bound
 
@@ -280,3 +280,66 @@ def test_a_divergence_names_the_rates_of_the_trial_that_failed(sparse):
     trial = int(re.search(r"trial (\d+)", str(caught.value))[1])
     assert f"(eta={5.0 / trial**0.5:.6g} at that trial, " in str(caught.value)
     assert not hasattr(model, "coef_")
+
+
+def test_later_passes_bound_each_row_by_its_own_bound_or_the_quantile():
+    # fit's first epoch runs at Theorem 3's rates for the rows seen (partial_fit's);
+    # its later epochs, over rows seen whole, at those of B = max(B_row, B_q), B_q
+    # the ROW_QUANTILE quantile of the rows' bounds: a NumPy transcription of
+    # gradient descent with intercept_eta="auto" (rates of split_rates) checks both.
+    rows = np.vstack([X[:60], [[40.0, 0, 0, 0, 0, 0]]])  # one rare large value
+    targets = np.append(Y[:60], 4.0)
+    model = GARegressor(max_iter=3, tol=None, shuffle=False, average=False)
+    model.fit(rows, targets)
+    bounds = np.sum(rows**2, axis=1)
+    quantile = np.quantile(bounds, _rates.ROW_QUANTILE)
+    assert quantile < bounds.max() / 100
+    w, b = np.zeros(6), 0.0
+    for epoch in range(3):
+        for i, (x, y) in enumerate(zip(rows, targets, strict=True)):
+            B = bounds[:i + 1].max() if epoch == 0 else max(bounds[i], quantile)
+            eta, eta_b = split_rates(B, 1.0)
+            residual = w @ x + b - y
+            w, b = w - eta * residual * x, b - eta_b * residual
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-10)
+    np.testing.assert_allclose(model.intercept_, b, rtol=1e-10)
+    # eta_ stays Theorem 3's rate for the rows seen, where a partial_fit continues.
+    assert (model.eta_, model.intercept_eta_) == pytest.approx(
+        split_rates(bounds.max(), 1.0))
+    # Each later trial keeps the per-trial inequality c (eta B_row + eta_b) <= 1/2
+    # of Theorem 3's proof, at a rate no lower than Theorem 3's.
+    rate = _rates.TheoryRates("identity", "identity", 1.0, 2.0, "matching", True,
+                              "auto", 6)
+    rate.prepare(rows, targets[:, None], None)
+    for _ in range(2):
+        rate.start_pass()
+        per_trial = rate.rates(np.arange(61), 0)
+        rate.finish_pass()
+    assert np.all(per_trial[:, 0] * bounds + per_trial[:, 1] <= 0.5 * (1 + 1e-12))
+    assert np.all(per_trial[:, 0] >= model.eta_)
+    assert per_trial[:, 0].max() > 50 * model.eta_
+    # Sample weights: S is the largest weight seen, as in the first pass (a row's
+    # own S would free its intercept step from a weight far below 1).
+    weights = np.where(np.arange(61) % 2, 1e-4, 1e3)
+    rate.prepare(rows, targets[:, None], weights)
+    for _ in range(2):
+        rate.start_pass()
+        per_trial = rate.rates(np.arange(61), 0)
+        rate.finish_pass()
+    weighted = weights * bounds
+    quantile = np.quantile(weighted, _rates.ROW_QUANTILE)
+    expected = [split_rates(max(B, quantile), 1.0, S=1e3) for B in weighted]
+    np.testing.assert_allclose(per_trial, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("psi", ["exp", "burg", "sphere"])
+def test_a_rule_or_a_geodesic_keeps_theorem_3s_rate_in_every_pass(psi):
+    # EGU's and Burg's B is a rule about the size of their weights, not a bound,
+    # and the sphere's fit does not average the noise of a larger rate away: their
+    # later passes keep the worst-case rate (max_iter=3 = three partial_fit passes).
+    fitted = GARegressor(psi=psi, max_iter=3, tol=None, shuffle=False,
+                         average=False).fit(X, Y)
+    stream = GARegressor(psi=psi)
+    for _ in range(3):
+        stream.partial_fit(X, Y)
+    np.testing.assert_allclose(fitted.coef_, stream.coef_, rtol=1e-10)
