@@ -160,9 +160,9 @@ class OneRowPath:
                                             fitted["_initial_loss"])
                 else:
                     sums = self.calls.learn_csr(
-                        X.data, X.indices, X.indptr, X.shape[1],
-                        X.indices[:X.indptr[-1]], target, eta, intercept_eta, t,
-                        fitted["cumulative_loss_"], fitted["_initial_loss"])
+                        X.data, X.indices, X.indptr, X.shape[1], target, eta,
+                        intercept_eta, t, fitted["cumulative_loss_"],
+                        fitted["_initial_loss"])
             except (ValueError, TypeError, BufferError):  # (X is not float64 rows)
                 return False
             if sums is None:
