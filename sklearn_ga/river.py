@@ -46,6 +46,7 @@ import numpy as np
 
 from ._classifier import GAClassifier as _SklearnClassifier
 from ._classifier import class_probabilities
+from ._docstrings import fill_docstring
 from ._phi import PHI
 from ._regressor import GARegressor as _SklearnRegressor
 from ._river_learner import _Learner, frame_values
@@ -75,6 +76,7 @@ def _frame(X, P, classes):
                         backend=namespace).to_native()
 
 
+@fill_docstring
 class GARegressor(_Learner, base.MiniBatchRegressor):
     """General additive on-line regressor GA(psi, phi, Theta, eta) for River.
 
@@ -89,10 +91,10 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
-            default="identity"
-        Parameterization function, as in :class:`sklearn_ga.GARegressor`.
-    phi : {"identity", "logistic", "tanh", "arctan", "exp"}, default="identity"
+    psi : [psi choices], default="identity"
+        Parameterization function, as in :class:`sklearn_ga.GARegressor`:
+        [psi descriptions]
+    phi : [one-output regression phi choices], default="identity"
         Transfer function; the loss is its matching loss. Targets must lie in its
         range.
     eta : float, default=0.05
@@ -225,6 +227,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
 
 
 
+@fill_docstring
 class GAClassifier(_Learner, base.MiniBatchClassifier):
     """General additive on-line classifier GA(psi, phi, Theta, eta) for River.
 
@@ -242,10 +245,10 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
-            default="identity"
-        Parameterization function, as in :class:`sklearn_ga.GARegressor`.
-    phi : {"logistic", "tanh", "softmax", "sign"}, default="logistic"
+    psi : [psi choices], default="identity"
+        Parameterization function, as in :class:`sklearn_ga.GARegressor`:
+        [psi descriptions]
+    phi : [classification phi choices], default="logistic"
         Transfer function; the loss is its matching loss. ``"sign"`` (Perceptron,
         normalized Winnow) makes no probabilistic predictions.
     eta : float, default=0.01
