@@ -49,7 +49,8 @@ from ._classifier import class_probabilities
 from ._docstrings import fill_docstring
 from ._phi import PHI
 from ._regressor import GARegressor as _SklearnRegressor
-from ._river_learner import _Learner, frame_values
+from ._river_inputs import frame_values
+from ._river_learner import _Learner
 
 __all__ = ["GAClassifier", "GARegressor"]
 
