@@ -19,12 +19,13 @@ from ._passes import RUNAWAY_RATIO, initial_model_loss, may_run_away, runaway
 from ._phi import PHI
 from ._psi import PSI
 from ._river_inputs import _as_dict, _missing, frame_values, series_values
+from ._river_rates import _Rates
 
 # One output's theta starts with this many columns, doubled when full.
 _FIRST_WIDTH = 8
 
 
-class _Learner:
+class _Learner(_Rates):
     """What the two learners share: the features and classes that the stream brought,
     the parameters Theta (k x n) and b, the compiled loop over them and its dict
     rows; the parameters of both, ``learn_one``, ``learn_many`` and River's test
@@ -53,12 +54,6 @@ class _Learner:
 
     def _start(self):
         """Check the parameters and set up an empty model."""
-        if isinstance(self.eta, str):
-            raise ValueError(
-                f"eta={self.eta!r} is not available in sklearn_ga.river: "
-                "eta='theory' sets the rate from the inputs of a first batch, which a "
-                "stream does not have. Pass a positive number."
-            )
         params = {name: getattr(self, name) for name in (
             "psi", "phi", "eta", "U", "p", "update", "loss", "Y", "fit_intercept")}
         name = self._estimator.__name__
@@ -74,6 +69,8 @@ class _Learner:
         self._low_target = PHI[self.phi].low
         self._classes = [] if self._multiclass else list(self._binary_classes)
         self._features = {}
+        # eta="theory": the state of the rate of the rows seen (TheoryRates).
+        self._rate_state = None
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
@@ -99,9 +96,12 @@ class _Learner:
         if self._loop is None:
             return
         checked = may_run_away(self.psi, self.phi)
-        calls = OneRow(self._loop, None, RUNAWAY_RATIO if checked else 0.0, math.inf,
-                       0.0, 0)
+        weight_limit, bound_limit, growth = self._limits()
+        calls = OneRow(self._loop, None, RUNAWAY_RATIO if checked else 0.0,
+                       bound_limit, growth, 0)
+        calls.weight_limit = weight_limit
         self._rows = DictRows(calls, n, self._theta_start, checked)
+        self._calls = calls
         # (The work of the calls so far, and of building the loop: O(k width).)
         self._rows.work += self._theta.size + (previous.work if previous else 0)
         if terms is None and self._theta.shape[1] > n:
@@ -121,15 +121,16 @@ class _Learner:
         if not n:
             self._theta = theta
         config = self._config if n else self._intercept_only
-        return config.trial_loop(theta, self._intercept, float(self.eta),
-                                 float(self.U), terms=terms)
+        eta, intercept_eta = self._pair()
+        return config.trial_loop(theta, self._intercept, eta, self._U(), terms=terms,
+                                 intercept_eta=intercept_eta)
 
     # -- pickling: the loop is built again from its terms --------------------------
 
     def __getstate__(self):
         n = len(self._features)
         state = {name: value for name, value in self.__dict__.items()
-                 if name not in ("_loop", "_rows", "_target", "_rates")}
+                 if name not in ("_loop", "_rows", "_target", "_rates", "_calls")}
         # (Only the columns held: the spare ones are scratch.)
         state["_theta"] = self._theta[:, :n].copy()
         state["_terms"] = None
@@ -297,7 +298,8 @@ class _Learner:
             return
         sums = rows.learn(x, self._features, target, *self._rates, self.t_,
                           self.cumulative_loss_, self._initial_loss_sum, w)
-        if type(sums) is tuple:
+        if type(sums) is tuple or (sums is None and self.eta == "theory" and type(
+                sums := self._lowered(x, target, w)) is tuple):
             self.t_ += 1
             self.cumulative_loss_, self._initial_loss_sum, _ = sums
             return
@@ -319,6 +321,8 @@ class _Learner:
             sums = self._rows.learn(x, self._features, target, *self._rates,
                                     self.t_, self.cumulative_loss_,
                                     self._initial_loss_sum, w, first)
+            if sums is None and self.eta == "theory":
+                sums = self._lowered(x, target, w, first)
             if type(sums) is tuple:
                 self.t_ += 1
                 self.cumulative_loss_, self._initial_loss_sum, _ = sums
@@ -342,20 +346,28 @@ class _Learner:
             self._theta, self._intercept = theta, self._intercept.copy()
             self._build(None)
         columns, values = self._rows.row(x, self._features)
-        n, loop = len(self._features), self._loop
+        n, loop, Y = len(self._features), self._loop, self._target[None, :]
+        X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
+        rates, pair = None, self._pair()
+        if self.eta == "theory":  # (the rate of the rows seen, this one included)
+            rates = self._theory(n)
+            rates.prepare(X, Y, None if w == 1.0 else np.full(1, w))
+            rates.start_pass()
+            pair = rates.rates(np.zeros(1, np.intp), self.t_)
         loop.save(columns)
         try:
+            loop.set_rates(*pair)  # (a failure restores those saved)
             status, _, loss = loop.run_csr(
-                values, columns, np.array([0, len(columns)], np.int32), n,
-                self._target[None, :], np.full(1, w), np.zeros(1, np.intp))
+                values, columns, np.array([0, len(columns)], np.int32), n, Y,
+                np.full(1, w), np.zeros(1, np.intp))
             if status != Status.OK:
-                raise self._config.divergence(self.t_ + 1, float(self.eta))
-            X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
-            self._count(1, loss, self._initial_loss(X, self._target[None, :],
-                                                    np.full(1, w)))
+                raise self._config.divergence(self.t_ + 1, pair[0])
+            self._count(1, loss, self._initial_loss(X, Y, np.full(1, w)))
         except BaseException:
             loop.restore()
             raise
+        if rates is not None:
+            self._commit(rates)
 
     def _initial_loss(self, X, Y, weights):
         """The loss of the model at Theta_1 on the rows X, the reference of the
@@ -363,7 +375,7 @@ class _Learner:
         phi cannot run away while finite)."""
         if not may_run_away(self.psi, self.phi):
             return 0.0
-        return initial_model_loss(X, Y, weights, self.psi, self.phi, float(self.U),
+        return initial_model_loss(X, Y, weights, self.psi, self.phi, self._U(),
                                   float(self.p))
 
     def _count(self, trials, loss, initial_loss=0.0):
@@ -375,7 +387,7 @@ class _Learner:
                  if math.isfinite(cumulative_loss)
                  else "the sum of the losses overflowed")
         if cause:
-            raise self._config.divergence(self.t_ + trials, float(self.eta),
+            raise self._config.divergence(self.t_ + trials, self._pair()[0],
                                           cause=cause)
         self.t_ += trials
         self.cumulative_loss_, self._initial_loss_sum = cumulative_loss, initial_loss
@@ -469,7 +481,7 @@ class _Learner:
         n = len(self._features)
         if self._loop is not None and n:
             return self._loop.weights()
-        return (PSI[self.psi].weights(self._theta[:, :n], float(self.U), float(self.p))
+        return (PSI[self.psi].weights(self._theta[:, :n], self._U(), float(self.p))
                 if n else np.zeros((self._theta.shape[0], 0)))
 
     def _activations(self, names, values):

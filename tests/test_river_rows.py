@@ -253,3 +253,51 @@ def test_psi_registry_entries_enter_at_their_start():
         model.learn_one({"a": 0.0}, model.predict_one({"a": 0.0}))
         model.learn_one({"a": 0.0, "b": 0.0}, model.predict_one({"a": 0.0}))
         assert np.array_equal(model._theta[0, :2], [entry.start] * 2), psi
+
+
+@pytest.mark.parametrize("psi", ["identity", "exp"])
+def test_theory_rate_is_partial_fits_from_the_rows_seen(psi):
+    # eta="theory" follows the rows as one-row partial_fit calls do (its intercept
+    # at the weights' rate): rows that raise the bound, or bring a larger sample
+    # weight, lower the rates first; the others run at the rates held.
+    rows = vocabulary_stream(400, 2000)
+    rng = np.random.default_rng(1)
+    weights = rng.choice([1.0, 0.5, 2.0, 3.0], len(rows), p=[0.85, 0.05, 0.05, 0.05])
+    learner = GARegressor(psi=psi, eta="theory", update="explicit")
+    columns = {}
+    for x, _ in rows:
+        for name in sorted(name for name in x if name not in columns):
+            columns[name] = len(columns)
+    reference = SklearnRegressor(psi=psi, eta="theory", intercept_eta="eta")
+    for (x, y), w in zip(rows, weights, strict=True):
+        target = 2.0 * float(y) - 1.0
+        learner.learn_one(x, target, w)
+        reference.partial_fit(one_row_csr(x, columns, len(columns)), [target],
+                              sample_weight=None if w == 1.0 else [w])
+    n = len(learner.weights)
+    assert np.array_equal(list(learner.weights.values()), reference.coef_[:n])
+    assert learner.intercept == reference.intercept_[0]
+    assert learner.cumulative_loss_ == reference.cumulative_loss_
+    assert learner._pair() == (reference.eta_, reference.intercept_eta_)
+    assert reference.eta_ < 0.5  # (the rate fell from 1 / (2c))
+    # The rate's state survives a pickle.
+    copy = pickle.loads(pickle.dumps(learner))
+    x, y = rows[0]
+    copy.learn_one(x, 1.0, 4.0)
+    learner.learn_one(x, 1.0, 4.0)
+    assert copy.weights == learner.weights
+
+
+def test_theory_rate_of_learn_many_is_learn_ones():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.standard_normal((300, 4)) * [1.0, 2.0, 0.5, 4.0],
+                     columns=list("abcd"))
+    y = pd.Series(X.to_numpy() @ [1.0, -2.0, 0.5, 0.0] + 3.0)
+    w = pd.Series(rng.choice([1.0, 2.0, 0.5], 300, p=[0.9, 0.05, 0.05]))
+    many, one = (GARegressor(eta="theory", update="explicit") for _ in range(2))
+    many.learn_many(X, y, w)
+    for x, target, weight in zip(X.to_dict("records"), y, w, strict=True):
+        one.learn_one(x, target, weight)
+    assert many.weights == one.weights
+    assert many.intercept == one.intercept
+    assert many._pair() == one._pair() != (0.5, 0.5)

@@ -31,7 +31,10 @@ cdef class OneRow:
     cdef TrialLoop loop
     cdef const double[::1] start
     cdef bint has_start
-    cdef double runaway_ratio, bound_limit, growth
+    cdef double runaway_ratio, growth
+    # A row of a larger weight, or whose bound times its weight is larger, is not
+    # taken (a River learner's eta="theory" sets them as its rate falls).
+    cdef public double bound_limit, weight_limit
     cdef Py_ssize_t average
 
     def __init__(self, TrialLoop loop, start, double runaway_ratio,
@@ -41,6 +44,7 @@ cdef class OneRow:
         if self.has_start:
             self.start = start
         self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
+        self.weight_limit = INFINITY
         self.growth, self.average = growth, average
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
@@ -183,8 +187,8 @@ cdef class OneRow:
         # (Output by output, or outputs innermost: run_csr's layouts.)
         if not dense and (_outputs_apart(s) or _columns_first(s, nnz)):
             return None
-        if self.bound_limit < INFINITY and not (
-                self._bound(x, nnz, &y[0]) * weight <= self.bound_limit):
+        if not weight <= self.weight_limit or (self.bound_limit < INFINITY and not (
+                self._bound(x, nnz, &y[0]) * weight <= self.bound_limit)):
             return None
         if (s.options or not dense) and s.row_size < nnz:
             loop._row_scratch(nnz)  # the implicit update works on whole rows
