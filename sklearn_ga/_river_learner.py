@@ -56,10 +56,13 @@ class _Learner(_Rates):
         """Check the parameters and set up an empty model."""
         params = {name: getattr(self, name) for name in (
             "psi", "phi", "eta", "U", "p", "update", "loss", "Y", "fit_intercept")}
+        params["eta"] = self._eta()  # ("auto" resolved)
         name = self._estimator.__name__
         constraints = self._estimator._parameter_constraints
         validate_parameter_constraints(
             {key: constraints[key] for key in params}, params, caller_name=name)
+        # (eta="theory": the intercept's rate by intercept_eta="auto", _theory.)
+        params["intercept_eta"] = "auto"
         config = Configuration.build(name, **params)
         self._config = config
         self._intercept_only = Configuration.build(name, **params | {"psi": "identity"})
@@ -71,6 +74,7 @@ class _Learner(_Rates):
         self._features = {}
         # eta="theory": the state of the rate of the rows seen (TheoryRates).
         self._rate_state = None
+        self._start_scale()
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
@@ -298,10 +302,12 @@ class _Learner(_Rates):
             return
         sums = rows.learn(x, self._features, target, *self._rates, self.t_,
                           self.cumulative_loss_, self._initial_loss_sum, w)
-        if type(sums) is tuple or (sums is None and self.eta == "theory" and type(
+        if type(sums) is tuple or (sums is None and self._eta() == "theory" and type(
                 sums := self._lowered(x, target, w)) is tuple):
             self.t_ += 1
             self.cumulative_loss_, self._initial_loss_sum, _ = sums
+            if self.t_ >= self._next_check:
+                self._press()
             return
         if not self._rowwise:
             self._target[0] = target  # (the general path reads it there)
@@ -311,6 +317,8 @@ class _Learner(_Rates):
             self._learn_fresh(x, w, _canonical(rows.fresh))
         else:
             raise self._refused(sums, *rows.bad)
+        if self.t_ >= self._next_check:
+            self._press()
 
     def _learn_fresh(self, x, w, names):
         """``learn_one`` of a row that brings the new features ``names``."""
@@ -321,7 +329,7 @@ class _Learner(_Rates):
             sums = self._rows.learn(x, self._features, target, *self._rates,
                                     self.t_, self.cumulative_loss_,
                                     self._initial_loss_sum, w, first)
-            if sums is None and self.eta == "theory":
+            if sums is None and self._eta() == "theory":
                 sums = self._lowered(x, target, w, first)
             if type(sums) is tuple:
                 self.t_ += 1
@@ -349,7 +357,7 @@ class _Learner(_Rates):
         n, loop, Y = len(self._features), self._loop, self._target[None, :]
         X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
         rates, pair = None, self._pair()
-        if self.eta == "theory":  # (the rate of the rows seen, this one included)
+        if self._eta() == "theory":  # (the rate of the rows seen, this one included)
             rates = self._theory(n)
             rates.prepare(X, Y, None if w == 1.0 else np.full(1, w))
             rates.start_pass()
@@ -460,19 +468,23 @@ class _Learner(_Rates):
         columns = np.array([self._features[name] for name in names], np.int32)
         done = 0
         while done < m:
+            end = done + min(m - done, self._next_check - self.t_)  # (inf: m)
             trials, total, initial = self._rows.learn_rows(
-                values[done:], columns, Y[done:], weights[done:], *self._rates,
+                values[done:end], columns, Y[done:end], weights[done:end],
+                *self._rates,
                 self.t_, self.cumulative_loss_, self._initial_loss_sum,
                 len(self._features), first if done == 0 else -1)
             self.t_ += trials
             self.cumulative_loss_, self._initial_loss_sum = total, initial
             done += trials
-            if done < m:  # (the general path learns it, or says what failed)
+            if done < end:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]
                 x = dict(zip(names, values[done].tolist(), strict=True))
                 self._learn_general(x, weights[done],
                                     None if done or first < 0 else first)
                 done += 1
+            if self.t_ >= self._next_check:  # (as learn_one checks after a row)
+                self._press()
 
     # -- prediction ----------------------------------------------------------------
 
