@@ -27,8 +27,9 @@
 9. A sparse stream of dicts, as text, one-hot or hashed features give: 20 keys a row
    from a vocabulary that grows to 50,000 names over the stream (new names on
    most rows), test-then-train (predict_one, then learn_one) of
-   sklearn_ga.river.GAClassifier, GD (psi="identity", the defaults) and EG+-,
-   against River's LogisticRegression, per row; the rows' accuracy beside.
+   sklearn_ga.river.GAClassifier with its defaults, GD (psi="identity") and EG+-
+   (psi="eg_pm": eta="theory", U doubled from 1 as the weights need), against
+   River's LogisticRegression, per row; the rows' accuracy beside.
 """
 
 import numpy as np
@@ -157,7 +158,7 @@ def sparse_streaming_cases():
     stream = vocabulary_stream(rows(20_000))
     m, river = len(stream), []
     learners = [("GD", ga_river.GAClassifier),
-                ("EG+-", lambda: ga_river.GAClassifier(psi="eg_pm", U=5.0))]
+                ("EG+-", lambda: ga_river.GAClassifier(psi="eg_pm"))]
     accuracies = [[] for _ in learners]
     *ga, river_time = best_times(
         *[test_then_train_fresh(stream, make, accuracy)

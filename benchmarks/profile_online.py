@@ -5,6 +5,13 @@
 then ``learn_one`` of the same rows as dicts, in this one process (CPU time, best of
 3, alternating), then profiles GA's loop and prints its 25 most expensive functions,
 by their own time and with their callees.
+
+``python benchmarks/profile_online.py [rows] dicts [psi]`` does the same for
+``sklearn_ga.river.GAClassifier(psi=psi)`` (its defaults; psi="identity" by
+default) against River's ``LogisticRegression()`` on the sparse dict stream of
+``bench_online.py``'s row 9 (20 keys a row, a vocabulary growing to 50,000 names).
+The compiled calls show as the Python lines that make them; ``perf record`` (or
+callgrind) on the same command shows inside them.
 """
 
 import cProfile
@@ -18,6 +25,7 @@ from river.linear_model import LinearRegression
 from river.optim import SGD
 
 from sklearn_ga import GARegressor
+from sklearn_ga import river as ga_river
 
 ETA, N = 0.01, 20
 
@@ -46,17 +54,33 @@ def loops(m):
     return ga, river
 
 
-def main(m):
-    ga, river = loops(m)
+def dict_loops(m, psi):
+    from bench_online import vocabulary_stream
+    from river.linear_model import LogisticRegression
+
+    stream = vocabulary_stream(m)
+
+    def run(model):
+        for x, label in stream:
+            model.predict_one(x)
+            model.learn_one(x, label)
+
+    return (lambda: run(ga_river.GAClassifier(psi=psi)),
+            lambda: run(LogisticRegression()))
+
+
+def main(m, psi=None):
+    ga, river = loops(m) if psi is None else dict_loops(m, psi)
     best = [np.inf, np.inf]
     for _ in range(3):
         for index, run in enumerate((ga, river)):
             start = time.process_time()
             run()
             best[index] = min(best[index], time.process_time() - start)
-    print(f"{m} rows, n = {N}: GA predict + partial_fit {best[0] / m * 1e6:.2f} us, "
-          f"River predict_one + learn_one {best[1] / m * 1e6:.2f} us per row "
-          f"(CPU time); ratio {best[0] / best[1]:.2f}")
+    rows = f"n = {N}" if psi is None else f"dicts, psi={psi}"
+    print(f"{m} rows, {rows}: GA {best[0] / m * 1e6:.2f} us, River "
+          f"{best[1] / m * 1e6:.2f} us per row (CPU time); ratio "
+          f"{best[0] / best[1]:.2f}")
     profile = cProfile.Profile(time.process_time)
     profile.runcall(ga)
     for order in ("tottime", "cumulative"):
@@ -66,4 +90,7 @@ def main(m):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+    arguments = sys.argv[1:]
+    dicts = arguments[1:2] == ["dicts"]
+    main(int(arguments[0]) if arguments else 100_000,
+         (arguments[2] if len(arguments) > 2 else "identity") if dicts else None)

@@ -15,6 +15,7 @@ import platform
 import bench_cv
 import bench_dask
 import bench_defaults
+import bench_defaults_streams
 import bench_dense
 import bench_memory
 import bench_online
@@ -60,7 +61,7 @@ def main():
     header()
     with threadpool_limits(limits=1):
         for module in (bench_dense, bench_sparse, bench_online, bench_memory,
-                       bench_cv, bench_dask, bench_defaults):
+                       bench_cv, bench_dask, bench_defaults, bench_defaults_streams):
             try:
                 module.cases()
             except Exception as error:  # noqa: BLE001 (a row's failure, reported)

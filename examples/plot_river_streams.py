@@ -69,8 +69,8 @@ classifiers = {
     "River LogisticRegression(SGD(0.1), intercept_lr=0.1)":
         river_logistic,
     "GAClassifier(eta=0.1): GD": GAClassifier(eta=0.1),
-    "GAClassifier(psi='eg_pm', U=5)":
-        GAClassifier(psi="eg_pm", U=5.0),
+    "GAClassifier(psi='eg_pm'): EG±, its defaults":
+        GAClassifier(psi="eg_pm"),
 }
 plot_curves(classifiers, datasets.Phishing(), metrics.Accuracy(),
             25, "Phishing", "progressive accuracy")
@@ -79,16 +79,18 @@ plt.show()
 # %%
 # GD on the logistic loss is River's logistic regression at the same rates for the
 # weights and the intercept: the same curve, event by event (the dashed curve runs
-# inside the wide one). EG± keeps the l1 norm of its weights at most ``U``.
+# inside the wide one). EG± keeps the l1 norm of its weights at most ``U``, which
+# its defaults (``U="auto"``, ``eta="theory"``) double from 1 while the weights
+# press on the ball.
 #
 # Regression: TrumpApproval
 # -------------------------
 
-eg_pm = GARegressor(psi="eg_pm", U=40.0)
+eg_pm = GARegressor(psi="eg_pm")
 regressors = {
     "River LinearRegression()": linear_model.LinearRegression(),
     "GARegressor(eta=0.1): implicit GD": GARegressor(eta=0.1),
-    "GARegressor(psi='eg_pm', U=40)": eg_pm,
+    "GARegressor(psi='eg_pm'): EG±, its defaults": eg_pm,
 }
 ax = plot_curves(regressors, datasets.TrumpApproval(),
                  metrics.MAE(), 20, "TrumpApproval",
@@ -103,4 +105,4 @@ plt.show()
 
 average = eg_pm.cumulative_loss_ / eg_pm.t_
 print(f"EG±: {eg_pm.t_} trials, average on-line loss "
-      f"{average:.4f}")
+      f"{average:.4f}, U_ = {eg_pm.U_:g}")

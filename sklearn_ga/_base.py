@@ -26,7 +26,6 @@ from sklearn.utils.validation import (
 from ._auto_scale import SCALE_ROWS, auto_scale  # noqa: F401 (dask reads SCALE_ROWS)
 from ._engine import AT_FLOOR, Engine
 from ._one_row import one_row, one_row_path
-from ._phi import PHI
 from ._psi import PSI
 from ._rates import TheoryRates
 from ._validation import (

@@ -24,6 +24,8 @@ def _parts(indent):
         "[psi choices]": _choices(PSI),
         "[regression phi choices]": _choices(
             name for name in PHI if name in REGRESSION_PHI),
+        "[one-output regression phi choices]": _choices(
+            name for name in PHI if name in REGRESSION_PHI and not PHI[name].rowwise),
         "[classification phi choices]": _choices(
             name for name in PHI if name in CLASSIFICATION_PHI),
         "[all phi choices]": _choices(PHI),

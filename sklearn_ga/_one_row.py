@@ -109,14 +109,11 @@ class OneRowPath:
         self.pair = rates.current()
         bound_limit, growth = np.inf, 0.0
         if isinstance(rates, TheoryRates):
-            B, S, _, _ = rates.committed
-            c = model._configuration().phi.c
-            # (A row raises S unless it is 1 already; c follows the rows for exp.)
-            if (S < 1.0 or (c is not None and not np.isfinite(c))
-                    or (rates.natural and rates.entry.no_natural_rate is not None)):
+            limits = rates.one_row_limits()
+            if limits is None:
                 self.pair = None
-            bound_limit = B
-            growth = float(rates.growth) if rates.entry.growing_weights else 0.0
+            else:
+                bound_limit, growth = limits
         elif type(rates) is not Rates:
             self.pair = None
         if getattr(model, "class_weight", None) is not None:
@@ -161,9 +158,8 @@ class OneRowPath:
                                             run.cumulative_loss, run.initial_loss)
                 else:
                     sums = self.calls.learn_csr(
-                        X.data, X.indices, X.indptr, X.shape[1],
-                        X.indices[:X.indptr[-1]], target, eta, intercept_eta, t,
-                        run.cumulative_loss, run.initial_loss)
+                        X.data, X.indices, X.indptr, X.shape[1], target, eta,
+                        intercept_eta, t, run.cumulative_loss, run.initial_loss)
             except (ValueError, TypeError, BufferError):  # (X is not float64 rows)
                 return False
             if sums is None:

@@ -363,6 +363,20 @@ class TheoryRates(Rates):
     def current(self):
         return self._pair(*self.committed[:3])
 
+    def one_row_limits(self):
+        """``(bound_limit, growth)`` of one-row trials at the rates of
+        :meth:`current` (``OneRow``): a row whose bound times its weight exceeds
+        ``bound_limit`` lowers the rate, which a general call computes. None where
+        any row may change the rates: S below 1 (a row of weight 1 raises it), c
+        following the rows (phi = exp), no rate (update="natural" of a psi
+        without one)."""
+        B, S, _, _ = self.committed
+        c = PHI[self.phi].c
+        if (S < 1.0 or (c is not None and not np.isfinite(c))
+                or (self.natural and self.entry.no_natural_rate is not None)):
+            return None
+        return B, float(self.growth) if self.entry.growing_weights else 0.0
+
     @property
     def n_changes(self):
         return self.committed[3]

@@ -7,7 +7,6 @@ every input and River's test parameters. (River itself is imported by
 
 import math
 
-import narwhals.stable.v2 as nw
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import validate_parameter_constraints
@@ -19,74 +18,14 @@ from ._kernel import canonical_order as _canonical
 from ._passes import RUNAWAY_RATIO, initial_model_loss, may_run_away, runaway
 from ._phi import PHI
 from ._psi import PSI
+from ._river_inputs import _as_dict, _missing, frame_values, series_values
+from ._river_rates import _Rates
 
 # One output's theta starts with this many columns, doubled when full.
 _FIRST_WIDTH = 8
 
 
-def _as_dict(x):
-    """The features x as a dict: any Mapping (or object with ``items``, as a pandas
-    Series), read once."""
-    if type(x) is dict:
-        return x
-    items = getattr(x, "items", None)
-    if items is None or isinstance(x, (str, bytes)):
-        raise TypeError(
-            f"x must be a mapping of feature names to numbers (a dict); got a "
-            f"{type(x).__name__}."
-        )
-    return dict(items())
-
-
-def frame_values(X, learner):
-    """``(names, values)`` of a frame that River takes (pandas, polars, ...: read
-    through narwhals, a dependency of River): its column names and its values as a
-    C-contiguous float64 array; a clear error for a column that is not numeric or
-    holds a missing or infinite value."""
-    try:
-        frame = nw.from_native(X, eager_only=True)
-    except nw.exceptions.DuplicateError:
-        raise ValueError("X has columns of the same name; name each feature once.") \
-            from None
-    except TypeError:
-        raise TypeError(
-            f"X must be a DataFrame (pandas, polars, ...); got a {type(X).__name__}."
-        ) from None
-    names = list(frame.columns)
-    for name, dtype in frame.schema.items():
-        if not (dtype.is_numeric() or dtype == nw.Boolean):
-            raise ValueError(
-                f"{learner} takes numbers, but column {name!r} of X is of type "
-                f"{dtype}. Encode it first (e.g. with River's "
-                "preprocessing.OneHotEncoder); the model was left as it was."
-            )
-    values = np.ascontiguousarray(frame.to_numpy(), dtype=np.float64)
-    finite = np.isfinite(values).all(axis=0)
-    if not finite.all():
-        raise ValueError(
-            "Input X contains NaN or infinity (or a missing value) in column "
-            f"{names[int(np.argmin(finite))]!r}; {learner} needs finite feature "
-            "values. The model was left as it was."
-        )
-    return names, values
-
-
-def series_values(y):
-    """The values of a Series that River takes (or of any sequence), as a list."""
-    try:
-        return nw.from_native(y, series_only=True).to_list()
-    except TypeError:
-        return list(y)
-
-
-def _missing(label):
-    """Whether a label is a missing value: None, or a float NaN (a missing label
-    read from a file)."""
-    return label is None or (isinstance(label, (float, np.floating))
-                             and label != label)
-
-
-class _Learner:
+class _Learner(_Rates):
     """What the two learners share: the features and classes that the stream brought,
     the parameters Theta (k x n) and b, the compiled loop over them and its dict
     rows; the parameters of both, ``learn_one``, ``learn_many`` and River's test
@@ -115,18 +54,15 @@ class _Learner:
 
     def _start(self):
         """Check the parameters and set up an empty model."""
-        if isinstance(self.eta, str):
-            raise ValueError(
-                f"eta={self.eta!r} is not available in sklearn_ga.river: "
-                "eta='theory' sets the rate from the inputs of a first batch, which a "
-                "stream does not have. Pass a positive number."
-            )
         params = {name: getattr(self, name) for name in (
             "psi", "phi", "eta", "U", "p", "update", "loss", "Y", "fit_intercept")}
+        params["eta"] = self._eta()  # ("auto" resolved)
         name = self._estimator.__name__
         constraints = self._estimator._parameter_constraints
         validate_parameter_constraints(
             {key: constraints[key] for key in params}, params, caller_name=name)
+        # (eta="theory": the intercept's rate by intercept_eta="auto", _theory.)
+        params["intercept_eta"] = "auto"
         config = Configuration.build(name, **params)
         self._config = config
         self._intercept_only = Configuration.build(name, **params | {"psi": "identity"})
@@ -136,6 +72,9 @@ class _Learner:
         self._low_target = PHI[self.phi].low
         self._classes = [] if self._multiclass else list(self._binary_classes)
         self._features = {}
+        # eta="theory": the state of the rate of the rows seen (TheoryRates).
+        self._rate_state = None
+        self._start_scale()
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
@@ -161,9 +100,12 @@ class _Learner:
         if self._loop is None:
             return
         checked = may_run_away(self.psi, self.phi)
-        calls = OneRow(self._loop, None, RUNAWAY_RATIO if checked else 0.0, math.inf,
-                       0.0, 0)
+        weight_limit, bound_limit, growth = self._limits()
+        calls = OneRow(self._loop, None, RUNAWAY_RATIO if checked else 0.0,
+                       bound_limit, growth, 0)
+        calls.weight_limit = weight_limit
         self._rows = DictRows(calls, n, self._theta_start, checked)
+        self._calls = calls
         # (The work of the calls so far, and of building the loop: O(k width).)
         self._rows.work += self._theta.size + (previous.work if previous else 0)
         if terms is None and self._theta.shape[1] > n:
@@ -183,15 +125,16 @@ class _Learner:
         if not n:
             self._theta = theta
         config = self._config if n else self._intercept_only
-        return config.trial_loop(theta, self._intercept, float(self.eta),
-                                 float(self.U), terms=terms)
+        eta, intercept_eta = self._pair()
+        return config.trial_loop(theta, self._intercept, eta, self._U(), terms=terms,
+                                 intercept_eta=intercept_eta)
 
     # -- pickling: the loop is built again from its terms --------------------------
 
     def __getstate__(self):
         n = len(self._features)
         state = {name: value for name, value in self.__dict__.items()
-                 if name not in ("_loop", "_rows", "_target", "_rates")}
+                 if name not in ("_loop", "_rows", "_target", "_rates", "_calls")}
         # (Only the columns held: the spare ones are scratch.)
         state["_theta"] = self._theta[:, :n].copy()
         state["_terms"] = None
@@ -359,9 +302,12 @@ class _Learner:
             return
         sums = rows.learn(x, self._features, target, *self._rates, self.t_,
                           self.cumulative_loss_, self._initial_loss_sum, w)
-        if type(sums) is tuple:
+        if type(sums) is tuple or (sums is None and self._eta() == "theory" and type(
+                sums := self._lowered(x, target, w)) is tuple):
             self.t_ += 1
             self.cumulative_loss_, self._initial_loss_sum, _ = sums
+            if self.t_ >= self._next_check:
+                self._press()
             return
         if not self._rowwise:
             self._target[0] = target  # (the general path reads it there)
@@ -371,6 +317,8 @@ class _Learner:
             self._learn_fresh(x, w, _canonical(rows.fresh))
         else:
             raise self._refused(sums, *rows.bad)
+        if self.t_ >= self._next_check:
+            self._press()
 
     def _learn_fresh(self, x, w, names):
         """``learn_one`` of a row that brings the new features ``names``."""
@@ -381,6 +329,8 @@ class _Learner:
             sums = self._rows.learn(x, self._features, target, *self._rates,
                                     self.t_, self.cumulative_loss_,
                                     self._initial_loss_sum, w, first)
+            if sums is None and self._eta() == "theory":
+                sums = self._lowered(x, target, w, first)
             if type(sums) is tuple:
                 self.t_ += 1
                 self.cumulative_loss_, self._initial_loss_sum, _ = sums
@@ -404,20 +354,28 @@ class _Learner:
             self._theta, self._intercept = theta, self._intercept.copy()
             self._build(None)
         columns, values = self._rows.row(x, self._features)
-        n, loop = len(self._features), self._loop
+        n, loop, Y = len(self._features), self._loop, self._target[None, :]
+        X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
+        rates, pair = None, self._pair()
+        if self._eta() == "theory":  # (the rate of the rows seen, this one included)
+            rates = self._theory(n)
+            rates.prepare(X, Y, None if w == 1.0 else np.full(1, w))
+            rates.start_pass()
+            pair = rates.rates(np.zeros(1, np.intp), self.t_)
         loop.save(columns)
         try:
+            loop.set_rates(*pair)  # (a failure restores those saved)
             status, _, loss = loop.run_csr(
-                values, columns, np.array([0, len(columns)], np.int32), n,
-                self._target[None, :], np.full(1, w), np.zeros(1, np.intp))
+                values, columns, np.array([0, len(columns)], np.int32), n, Y,
+                np.full(1, w), np.zeros(1, np.intp))
             if status != Status.OK:
-                raise self._config.divergence(self.t_ + 1, float(self.eta))
-            X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
-            self._count(1, loss, self._initial_loss(X, self._target[None, :],
-                                                    np.full(1, w)))
+                raise self._config.divergence(self.t_ + 1, pair[0])
+            self._count(1, loss, self._initial_loss(X, Y, np.full(1, w)))
         except BaseException:
             loop.restore()
             raise
+        if rates is not None:
+            self._commit(rates)
 
     def _initial_loss(self, X, Y, weights):
         """The loss of the model at Theta_1 on the rows X, the reference of the
@@ -425,7 +383,7 @@ class _Learner:
         phi cannot run away while finite)."""
         if not may_run_away(self.psi, self.phi):
             return 0.0
-        return initial_model_loss(X, Y, weights, self.psi, self.phi, float(self.U),
+        return initial_model_loss(X, Y, weights, self.psi, self.phi, self._U(),
                                   float(self.p))
 
     def _count(self, trials, loss, initial_loss=0.0):
@@ -437,7 +395,7 @@ class _Learner:
                  if math.isfinite(cumulative_loss)
                  else "the sum of the losses overflowed")
         if cause:
-            raise self._config.divergence(self.t_ + trials, float(self.eta),
+            raise self._config.divergence(self.t_ + trials, self._pair()[0],
                                           cause=cause)
         self.t_ += trials
         self.cumulative_loss_, self._initial_loss_sum = cumulative_loss, initial_loss
@@ -510,19 +468,23 @@ class _Learner:
         columns = np.array([self._features[name] for name in names], np.int32)
         done = 0
         while done < m:
+            end = done + min(m - done, self._next_check - self.t_)  # (inf: m)
             trials, total, initial = self._rows.learn_rows(
-                values[done:], columns, Y[done:], weights[done:], *self._rates,
+                values[done:end], columns, Y[done:end], weights[done:end],
+                *self._rates,
                 self.t_, self.cumulative_loss_, self._initial_loss_sum,
                 len(self._features), first if done == 0 else -1)
             self.t_ += trials
             self.cumulative_loss_, self._initial_loss_sum = total, initial
             done += trials
-            if done < m:  # (the general path learns it, or says what failed)
+            if done < end:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]
                 x = dict(zip(names, values[done].tolist(), strict=True))
                 self._learn_general(x, weights[done],
                                     None if done or first < 0 else first)
                 done += 1
+            if self.t_ >= self._next_check:  # (as learn_one checks after a row)
+                self._press()
 
     # -- prediction ----------------------------------------------------------------
 
@@ -531,7 +493,7 @@ class _Learner:
         n = len(self._features)
         if self._loop is not None and n:
             return self._loop.weights()
-        return (PSI[self.psi].weights(self._theta[:, :n], float(self.U), float(self.p))
+        return (PSI[self.psi].weights(self._theta[:, :n], self._U(), float(self.p))
                 if n else np.zeros((self._theta.shape[0], 0)))
 
     def _activations(self, names, values):

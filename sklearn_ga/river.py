@@ -46,9 +46,11 @@ import numpy as np
 
 from ._classifier import GAClassifier as _SklearnClassifier
 from ._classifier import class_probabilities
+from ._docstrings import fill_docstring
 from ._phi import PHI
 from ._regressor import GARegressor as _SklearnRegressor
-from ._river_learner import _Learner, frame_values
+from ._river_inputs import frame_values
+from ._river_learner import _Learner
 
 __all__ = ["GAClassifier", "GARegressor"]
 
@@ -75,6 +77,7 @@ def _frame(X, P, classes):
                         backend=namespace).to_native()
 
 
+@fill_docstring
 class GARegressor(_Learner, base.MiniBatchRegressor):
     """General additive on-line regressor GA(psi, phi, Theta, eta) for River.
 
@@ -89,20 +92,29 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
-            default="identity"
-        Parameterization function, as in :class:`sklearn_ga.GARegressor`.
-    phi : {"identity", "logistic", "tanh", "arctan", "exp"}, default="identity"
+    psi : [psi choices], default="identity"
+        Parameterization function, as in :class:`sklearn_ga.GARegressor`:
+        [psi descriptions]
+    phi : [one-output regression phi choices], default="identity"
         Transfer function; the loss is its matching loss. Targets must lie in its
         range.
-    eta : float, default=0.05
-        Learning rate, > 0. (``"theory"`` sets the rate from a first batch, which a
-        stream does not have.) Behind River's ``preprocessing.StandardScaler``
-        the default, with the implicit update, has a lower progressive MAE than
-        River's ``linear_model.LinearRegression()`` on River's TrumpApproval and
-        ChickWeights streams.
-    U : float, default=1.0
+    eta : float, "theory" or "auto", default="auto"
+        Learning rate, > 0; ``"theory"``: KW01 Theorem 3's rate of the rows seen
+        so far, as one-row ``partial_fit`` calls of
+        :class:`sklearn_ga.GARegressor` compute it (a row that raises its bound
+        lowers it first; the intercept's rate that of ``intercept_eta="auto"``,
+        over the features held when it falls); ``"auto"``: ``"theory"`` for a psi
+        with a scale U (``"eg_pm"``, ``"sphere"``: a number is a rate for one U),
+        else 0.05. Behind River's ``preprocessing.StandardScaler`` the defaults
+        (GD and EG±) have a lower progressive MAE than River's
+        ``linear_model.LinearRegression()`` on River's TrumpApproval and
+        ChickWeights streams (doc/user_guide/defaults.rst).
+    U : float or "auto", default="auto"
         Scale of ``psi="eg_pm"`` (``||w||_1 <= U``) and radius of ``psi="sphere"``.
+        ``"auto"``: 1 at first (a stream has no first batch to fit a scale on),
+        doubled with ``eta="theory"`` for ``"eg_pm"`` whenever the weights press on
+        the ball (an l1 norm of at least 3/4 of U, checked every
+        ``max(32, n / 8)`` rows), the weights kept; the U in use is ``U_``.
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     update : {"explicit", "implicit", "natural"}, default="implicit"
@@ -123,6 +135,8 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
         The weights psi(theta) of the features held, by name.
     intercept : float
         The intercept b.
+    U_ : float
+        The U in use (``U``, or the one ``U="auto"`` reached).
     t_ : int
         Number of trials (rows learned).
     cumulative_loss_ : float
@@ -138,16 +152,17 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     --------
     >>> from river import datasets, evaluate, metrics, preprocessing
     >>> from sklearn_ga.river import GARegressor
-    >>> model = preprocessing.StandardScaler() | GARegressor(eta=0.1)
+    >>> model = preprocessing.StandardScaler() | GARegressor(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
-    MAE: 0.828776
+    MAE: 0.624746
     """
 
     _estimator = _SklearnRegressor
+    _default_eta = 0.05
     _multiclass = False
     _binary_classes = ()
 
-    def __init__(self, psi="identity", phi="identity", eta=0.05, U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="identity", eta="auto", U="auto", p=2.0,
                  update="implicit", loss="matching", Y=None, fit_intercept=True):
         super().__init__(psi, phi, eta, U, p, update, loss, Y, fit_intercept)
         if PHI[phi].rowwise:
@@ -225,6 +240,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
 
 
 
+@fill_docstring
 class GAClassifier(_Learner, base.MiniBatchClassifier):
     """General additive on-line classifier GA(psi, phi, Theta, eta) for River.
 
@@ -242,17 +258,20 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
 
     Parameters
     ----------
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "sphere", "simplex"}, \
-            default="identity"
-        Parameterization function, as in :class:`sklearn_ga.GARegressor`.
-    phi : {"logistic", "tanh", "softmax", "sign"}, default="logistic"
+    psi : [psi choices], default="identity"
+        Parameterization function, as in :class:`sklearn_ga.GARegressor`:
+        [psi descriptions]
+    phi : [classification phi choices], default="logistic"
         Transfer function; the loss is its matching loss. ``"sign"`` (Perceptron,
         normalized Winnow) makes no probabilistic predictions.
-    eta : float, default=0.01
-        Learning rate, > 0. (``"theory"`` sets the rate from a first batch, which a
-        stream does not have.)
-    U : float, default=1.0
-        Scale of ``psi="eg_pm"`` (``||w||_1 <= U``) and radius of ``psi="sphere"``.
+    eta : float, "theory" or "auto", default="auto"
+        Learning rate, > 0, or ``"theory"``, as in :class:`GARegressor`;
+        ``"auto"``: ``"theory"`` for a psi with a scale U, else 0.01 (the steps
+        of River's ``linear_model.LogisticRegression()``).
+    U : float or "auto", default="auto"
+        Scale of ``psi="eg_pm"`` and radius of ``psi="sphere"``, as in
+        :class:`GARegressor` (``"auto"``: doubled from 1 for EG± as the weights
+        need).
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     update : {"explicit", "implicit", "natural"}, default="explicit"
@@ -271,6 +290,8 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
         for ``phi="softmax"``).
     intercept : float or dict
         The intercept b (by class for ``phi="softmax"``).
+    U_ : float
+        The U in use (``U``, or the one ``U="auto"`` reached).
     t_ : int
         Number of trials (rows learned).
     cumulative_loss_ : float
@@ -285,15 +306,16 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
     --------
     >>> from river import datasets, evaluate, metrics, preprocessing
     >>> from sklearn_ga.river import GAClassifier
-    >>> model = preprocessing.StandardScaler() | GAClassifier(psi="eg_pm", U=5.0)
+    >>> model = preprocessing.StandardScaler() | GAClassifier(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 89.44%
+    Accuracy: 88.64%
     """
 
     _estimator = _SklearnClassifier
+    _default_eta = 0.01
     _binary_classes = (False, True)
 
-    def __init__(self, psi="identity", phi="logistic", eta=0.01, U=1.0, p=2.0,
+    def __init__(self, psi="identity", phi="logistic", eta="auto", U="auto", p=2.0,
                  update="explicit", loss="matching", Y=None, fit_intercept=True):
         super().__init__(psi, phi, eta, U, p, update, loss, Y, fit_intercept)
 

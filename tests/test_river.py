@@ -425,7 +425,7 @@ def test_a_pickled_learner_continues_exactly(learner, rows):
 
 
 @pytest.mark.parametrize(("params", "match"), [
-    ({"eta": "theory"}, "first batch"),
+    ({"eta": "fast"}, "'eta' parameter"),
     ({"phi": "softmax"}, "GAClassifier"),
     ({"psi": "bogus"}, "'psi' parameter"),
     ({"eta": 0.0}, "'eta' parameter"),

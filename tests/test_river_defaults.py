@@ -14,8 +14,10 @@ def progressive(stream, model, metric):
 
 @pytest.mark.parametrize("stream", [datasets.TrumpApproval, datasets.ChickWeights],
                          ids=lambda stream: stream.__name__)
-def test_default_regressor_is_at_least_rivers_linear_regression(stream):
-    ours = progressive(stream(), GARegressor(), metrics.MAE())
+@pytest.mark.parametrize("psi", ["identity", "eg_pm"])
+def test_default_regressor_is_at_least_rivers_linear_regression(stream, psi):
+    # (EG±: eta="theory" and U="auto", doubled from 1 as the weights need.)
+    ours = progressive(stream(), GARegressor(psi=psi), metrics.MAE())
     rivers = progressive(stream(), linear_model.LinearRegression(), metrics.MAE())
     assert ours <= rivers
 

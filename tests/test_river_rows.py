@@ -253,3 +253,100 @@ def test_psi_registry_entries_enter_at_their_start():
         model.learn_one({"a": 0.0}, model.predict_one({"a": 0.0}))
         model.learn_one({"a": 0.0, "b": 0.0}, model.predict_one({"a": 0.0}))
         assert np.array_equal(model._theta[0, :2], [entry.start] * 2), psi
+
+
+@pytest.mark.parametrize("psi", ["identity", "exp"])
+def test_theory_rate_is_partial_fits_from_the_rows_seen(psi):
+    # eta="theory" follows the rows as one-row partial_fit calls do: rows that
+    # raise the bound, or bring a larger sample weight, lower the rates first; the
+    # others run at the rates held. (The first row brings every name, at 0 but
+    # its own: the intercept's rate, intercept_eta="auto", reads the number of
+    # features, which the estimator holds from the start.)
+    rows = vocabulary_stream(400, 2000)
+    names = sorted({name for x, _ in rows for name in x})
+    rows[0] = ({**dict.fromkeys(names, 0.0), **rows[0][0]}, rows[0][1])
+    rng = np.random.default_rng(1)
+    weights = rng.choice([1.0, 0.5, 2.0, 3.0], len(rows), p=[0.85, 0.05, 0.05, 0.05])
+    learner = GARegressor(psi=psi, eta="theory", update="explicit")
+    columns = {name: column for column, name in enumerate(names)}
+    reference = SklearnRegressor(psi=psi, eta="theory")
+    for (x, y), w in zip(rows, weights, strict=True):
+        target = 2.0 * float(y) - 1.0
+        learner.learn_one(x, target, w)
+        reference.partial_fit(one_row_csr(x, columns, len(columns)), [target],
+                              sample_weight=None if w == 1.0 else [w])
+    n = len(learner.weights)
+    assert np.array_equal(list(learner.weights.values()), reference.coef_[:n])
+    assert learner.intercept == reference.intercept_[0]
+    assert learner.cumulative_loss_ == reference.cumulative_loss_
+    assert learner._pair() == (reference.eta_, reference.intercept_eta_)
+    assert reference.eta_ < 0.5  # (the rate fell from 1 / (2c))
+    # The rate's state survives a pickle.
+    copy = pickle.loads(pickle.dumps(learner))
+    x, y = rows[0]
+    copy.learn_one(x, 1.0, 4.0)
+    learner.learn_one(x, 1.0, 4.0)
+    assert copy.weights == learner.weights
+
+
+def test_theory_rate_of_learn_many_is_learn_ones():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.standard_normal((300, 4)) * [1.0, 2.0, 0.5, 4.0],
+                     columns=list("abcd"))
+    y = pd.Series(X.to_numpy() @ [1.0, -2.0, 0.5, 0.0] + 3.0)
+    w = pd.Series(rng.choice([1.0, 2.0, 0.5], 300, p=[0.9, 0.05, 0.05]))
+    many, one = (GARegressor(eta="theory", update="explicit") for _ in range(2))
+    many.learn_many(X, y, w)
+    for x, target, weight in zip(X.to_dict("records"), y, w, strict=True):
+        one.learn_one(x, target, weight)
+    assert many.weights == one.weights
+    assert many.intercept == one.intercept
+    assert many._pair() == one._pair() != (0.5, 0.5)
+
+
+def scaled_stream(m, scale, seed=3):
+    """Rows of 5 features whose target is ``scale`` times their first."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, 5))
+    return [(dict(zip("abcde", row.tolist(), strict=True)), scale * row[0])
+            for row in X]
+
+
+def test_auto_u_doubles_as_the_weights_press_and_keeps_them(monkeypatch):
+    # A target 40 x_a needs ||w||_1 = 40: U_ starts at 1 and doubles while the
+    # weights press on the ball (and not beyond 4 times what they need); each
+    # doubling keeps the weights.
+    from sklearn_ga import _river_rates
+
+    learner = GARegressor(psi="eg_pm")
+    assert learner._eta() == "theory"
+    kept = []
+    press = _river_rates._Rates._press
+
+    def watched(self):
+        before = (self.U_, self.weights)
+        press(self)
+        if self.U_ != before[0]:
+            assert self.U_ == 2 * before[0]
+            kept.append(np.allclose(list(self.weights.values()),
+                                    list(before[1].values()), rtol=1e-12,
+                                    atol=1e-15))
+
+    monkeypatch.setattr(_river_rates._Rates, "_press", watched)
+    for x, y in scaled_stream(3000, 40.0):
+        learner.learn_one(x, y)
+    assert 40.0 <= learner.U_ <= 4 * 40.0
+    assert kept and all(kept)
+    assert learner.weights["a"] == pytest.approx(40.0, rel=0.05)
+    copy = pickle.loads(pickle.dumps(learner))
+    assert copy.U_ == learner.U_
+    x, y = scaled_stream(1, 40.0, seed=4)[0]
+    assert copy.predict_one(x) == learner.predict_one(x)
+
+
+def test_a_hand_set_u_is_used_unchanged():
+    learner = GARegressor(psi="eg_pm", U=2.0)
+    for x, y in scaled_stream(500, 40.0):
+        learner.learn_one(x, y)
+    assert learner.U_ == 2.0
+    assert sum(map(abs, learner.weights.values())) <= 2.0 * (1 + 1e-12)

@@ -72,8 +72,6 @@ cdef class DictRows:
     cdef DictEntry* entries
     cdef Py_ssize_t size
     cdef object index_array
-    cdef object journal_array  # the row's columns as intp, for the save's journal
-    cdef Py_ssize_t[::1] journal_columns
     cdef double[::1] target    # the row's targets (k)
     cdef int32_t[::1] indices
     cdef double[::1] values
@@ -104,8 +102,6 @@ cdef class DictRows:
         self._reserve(8)
         self.index_array = np.empty(self.size, np.int32)
         self.indices = self.index_array
-        self.journal_array = np.empty(self.size, np.intp)
-        self.journal_columns = self.journal_array
         self.values = np.empty(self.size)
         self.target = np.zeros(loop.s.k)
         # (The save's copy, sized for every column theta holds before n is set.)
@@ -130,8 +126,6 @@ cdef class DictRows:
         self.entries, self.size = entries, size
         self.index_array = np.empty(size, np.int32)
         self.indices = self.index_array
-        self.journal_array = np.empty(size, np.intp)
-        self.journal_columns = self.journal_array
         self.values = np.empty(size)
         return 0
 
@@ -281,14 +275,11 @@ cdef class DictRows:
             start_weight = self._start_weight(n)
             for q in range(nnz):
                 self.start_row[self.indices[q]] = start_weight
-        # (The save's journal copies its columns: as intp, it copies without a cast.)
-        for q in range(nnz):
-            self.journal_columns[q] = self.indices[q]
-        sums = self.calls._learn(&self.values[0], &self.indices[0], nnz, False,
-                                 self.journal_array[:nnz], y, eta, intercept_eta, t,
-                                 cumulative_loss, initial_loss, weight)
+        sums = self.calls._learn(&self.values[0], &self.indices[0], nnz, False, y,
+                                 eta, intercept_eta, t, cumulative_loss,
+                                 initial_loss, weight)
         # (A save that copies whole rows, and a recompute of every row: O(k n).)
-        self.work += s.k * (nnz + (s.n if loop.journal is None else 0))
+        self.work += s.k * (nnz + (s.n if loop.journal_count < 0 else 0))
         if sums is None:
             if n > held:
                 self._undo_extend(held)

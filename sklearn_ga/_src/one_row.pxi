@@ -31,7 +31,10 @@ cdef class OneRow:
     cdef TrialLoop loop
     cdef const double[::1] start
     cdef bint has_start
-    cdef double runaway_ratio, bound_limit, growth
+    cdef double runaway_ratio, growth
+    # A row of a larger weight, or whose bound times its weight is larger, is not
+    # taken (a River learner's eta="theory" sets them as its rate falls).
+    cdef public double bound_limit, weight_limit
     cdef Py_ssize_t average
 
     def __init__(self, TrialLoop loop, start, double runaway_ratio,
@@ -41,6 +44,7 @@ cdef class OneRow:
         if self.has_start:
             self.start = start
         self.runaway_ratio, self.bound_limit = runaway_ratio, bound_limit
+        self.weight_limit = INFINITY
         self.growth, self.average = growth, average
 
     def bound(self, const double[:, ::1] X, const double[::1] y):
@@ -148,25 +152,24 @@ cdef class OneRow:
         """
         if X.shape[0] != 1 or X.shape[1] != self.loop.s.n:
             return None
-        return self._learn(&X[0, 0], NULL, X.shape[1], True, None, y, eta,
+        return self._learn(&X[0, 0], NULL, X.shape[1], True, y, eta,
                            intercept_eta, t, cumulative_loss, initial_loss, weight)
 
     def learn_csr(self, const double[::1] data, const int32_t[::1] indices,
-                  const int32_t[::1] indptr, Py_ssize_t n_features, columns,
+                  const int32_t[::1] indptr, Py_ssize_t n_features,
                   const double[::1] y, double eta, double intercept_eta, Py_ssize_t t,
                   double cumulative_loss, double initial_loss, double weight=1.0):
         """:meth:`learn` on one CSR row (checked here: None if it is not one
-        canonical row of n features); ``columns``, its indices as an array, are
-        those that the save records."""
+        canonical row of n features)."""
         cdef Py_ssize_t nnz = self._csr_row(data, indices, indptr, n_features)
         if nnz < 0:
             return None
         return self._learn(&data[0] if nnz else NULL, &indices[0] if nnz else NULL,
-                           nnz, False, columns, y, eta, intercept_eta, t,
+                           nnz, False, y, eta, intercept_eta, t,
                            cumulative_loss, initial_loss, weight)
 
     cdef object _learn(self, const double* x, const int32_t* columns, Py_ssize_t nnz,
-                       bint dense, object saved_columns, const double[::1] y, double eta,
+                       bint dense, const double[::1] y, double eta,
                        double intercept_eta, Py_ssize_t t, double cumulative_loss,
                        double initial_loss, double weight):
         """The trial of :meth:`learn`, on a dense row (nnz = n) or a CSR row's
@@ -177,14 +180,15 @@ cdef class OneRow:
         cdef int32_t bounds[2]
         cdef double loss, a, start_loss = 0.0
         cdef double[::1] saved
+        cdef Py_ssize_t[::1] journal
         cdef bint ok
         if loop.running or s.theta_t != NULL or y.shape[0] != s.k:
             return None
         # (Output by output, or outputs innermost: run_csr's layouts.)
         if not dense and (_outputs_apart(s) or _columns_first(s, nnz)):
             return None
-        if self.bound_limit < INFINITY and not (
-                self._bound(x, nnz, &y[0]) * weight <= self.bound_limit):
+        if not weight <= self.weight_limit or (self.bound_limit < INFINITY and not (
+                self._bound(x, nnz, &y[0]) * weight <= self.bound_limit)):
             return None
         if (s.options or not dense) and s.row_size < nnz:
             loop._row_scratch(nnz)  # the implicit update works on whole rows
@@ -196,10 +200,13 @@ cdef class OneRow:
             saved = loop.saved
             loop._copy_vectors(&saved[0], False)
             _copy_rows(s, &saved[rows_at], False)
-            s.backup, s.backed_up, loop.journal = NULL, False, None
+            s.backup, s.backed_up, loop.journal_count = NULL, False, -1
             loop.saved_state = s[0]
         else:
-            loop.save(saved_columns)
+            journal = loop._journal_room(nnz)
+            for q in range(nnz):
+                journal[q] = columns[q]
+            loop._save(nnz)
         if self.runaway_ratio > 0.0:
             # The loss of the model at Theta_1 (intercept 0) on the row (in the
             # trial's scratch, which it then overwrites).

@@ -78,8 +78,9 @@ cdef class TrialLoop:
     cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each), geodesic
     cdef double[::1] option_row  # row_x (longest row)
     cdef object saved          # save(): intercepts, buffers, then the stored rows
-    cdef object journal        # save(columns): the columns and their stored values
-    cdef object journal_buffers  # the arrays journal views, kept for the next save
+    cdef Py_ssize_t journal_count  # save(columns): the columns journaled (-1: none)
+    cdef Py_ssize_t[::1] journal_columns  # their indices, then their stored values:
+    cdef double[::1] journal_values       # buffers kept from save to save
     cdef State saved_state
     cdef object outputs_inner  # theta, outputs innermost (_columns_first), while held
     cdef bint running          # a run is in its nogil part (OneRow reads wait)
@@ -107,6 +108,7 @@ cdef class TrialLoop:
             raise ValueError("TrialLoop's penalty alpha is for the additive psi.")
         self.theta = theta
         self.intercept = intercept
+        self.journal_count = -1
         count = _stored_terms(psi)
         terms = _term_arrays(count, k, n)
         self.num = theta if count == 0 else terms[0]
@@ -463,54 +465,68 @@ cdef class TrialLoop:
         (O(k nnz)); the rest is copied only if the run writes it (a row
         recomputed: _guard_rows). No exp either way.
         """
-        self.release()  # (theta held by a run: written back first)
         import numpy as np
 
+        cdef Py_ssize_t count = -1
+        if columns is not None and JOURNAL_SHARE * len(columns) < self.s.n:
+            count = len(columns)
+            # (A copy, not a view of the caller's X, kept after.)
+            np.copyto(np.asarray(self._journal_room(count)[:count]), columns,
+                      casting="safe")
+        self._save(count)
+
+    cdef Py_ssize_t[::1] _journal_room(self, Py_ssize_t count):
+        """The journal's buffers made to hold ``count`` columns: its column
+        indices, for the caller to fill before :meth:`_save`."""
+        import numpy as np
+
+        # Buffers reused from call to call: fresh ones would be fresh pages. (Never
+        # empty: an unset memoryview's shape is 0 too.)
+        count = max(1, count)
+        if self.journal_columns is None or self.journal_columns.shape[0] < count:
+            self.journal_columns = np.empty(count, np.intp)
+            self.journal_values = np.empty(count * self.s.k * _saved_count(&self.s))
+        return self.journal_columns
+
+    cdef int _save(self, Py_ssize_t count) except -1:
+        """:meth:`save`: of the ``count`` columns in the journal's buffer if fewer
+        than n / JOURNAL_SHARE, else (or for count < 0) of every coordinate."""
+        if count >= 0 and not JOURNAL_SHARE * count < self.s.n:
+            count = -1
+        if self.s.theta_t != NULL:
+            self.release()  # (theta held by a run: written back first)
         cdef Py_ssize_t rows_at = self._vectors_size()
         if self.saved is None:
+            import numpy as np
+
             self.saved = np.empty(rows_at + _saved_count(&self.s) * self.s.k
                                   * self.s.n)
         cdef double[::1] saved = self.saved
         self._copy_vectors(&saved[0], False)
-        self.journal = None
-        cdef Py_ssize_t count
-        cdef Py_ssize_t[::1] picked
-        cdef double[::1] values
-        if columns is not None and JOURNAL_SHARE * len(columns) < self.s.n:
-            count = len(columns)
-            # Buffers reused from call to call: fresh ones would be fresh pages.
-            if (self.journal_buffers is None
-                    or self.journal_buffers[0].shape[0] < count):
-                self.journal_buffers = (np.empty(max(1, count), np.intp),
-                                        np.empty(max(1, count) * self.s.k
-                                                 * _saved_count(&self.s)))
-            picked, values = self.journal_buffers
-            picked = picked[:count]
-            # (A copy, not a view of the caller's X, kept after.)
-            np.copyto(np.asarray(picked), columns, casting="safe")
+        self.journal_count = count
+        if count >= 0:
             if count:
-                _copy_columns(&self.s, &picked[0], count, &values[0], False)
-            self.journal = (picked, values)
+                _copy_columns(&self.s, &self.journal_columns[0], count,
+                              &self.journal_values[0], False)
             self.s.backup = &saved[rows_at]
         else:
             _copy_rows(&self.s, &saved[rows_at], False)
             self.s.backup = NULL
         self.s.backed_up = False
         self.saved_state = self.s
+        return 0
 
     def restore(self):
         """Put back the state of the last :meth:`save`."""
         self.release()  # (theta held by a run: written back first)
         cdef State current = self.s
         cdef double[::1] saved = self.saved
-        if self.journal is None or current.backed_up:
+        cdef Py_ssize_t count = self.journal_count
+        if count < 0 or current.backed_up:
             _copy_rows(&self.s, &saved[self._vectors_size()], True)
-        cdef const Py_ssize_t[::1] picked
-        cdef double[::1] values
-        if self.journal is not None:
-            picked, values = self.journal
-            if picked.shape[0]:
-                _copy_columns(&self.s, &picked[0], picked.shape[0], &values[0], True)
+        if count > 0:
+            _copy_columns(&self.s, &self.journal_columns[0], count,
+                          &self.journal_values[0], True)
         self._copy_vectors(&saved[0], True)
         # The run may have grown the row scratch since: keep its buffers.
         self.s = self.saved_state
@@ -519,7 +535,7 @@ cdef class TrialLoop:
         self.s.row_den, self.s.row_held = current.row_den, current.row_held
         self.s.row_size, self.s.row_x = current.row_size, current.row_x
         self.s.backup = NULL
-        self.journal = None
+        self.journal_count = -1
 
     cdef Py_ssize_t _vectors_size(self) noexcept:
         return (self.intercept.shape[0] + self.buffers.shape[0]
