@@ -382,12 +382,12 @@ def test_a_share_learned_in_runs_is_the_same(client):
     blocks = [(X[i:i + CHUNK], y[i:i + CHUNK], None) for i in range(0, 2000, CHUNK)]
     estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05, average=True)
     run = Run(estimator)
-    whole = learn(run, blocks, None, "parameters")
-    model = pickle.loads(pickle.dumps(learn(run, blocks[:1], None, "parameters",
-                                            last=False)))
-    model = pickle.loads(pickle.dumps(learn(run, blocks[1:3], None, "parameters",
-                                            model, last=False)))
-    parts = learn(run, blocks[3:], None, "parameters", model)
+    whole = learn(run, blocks, 1.0, None, "parameters")
+    model = pickle.loads(pickle.dumps(learn(run, blocks[:1], 1.0, None,
+                                            "parameters", last=False)))
+    model = pickle.loads(pickle.dumps(learn(run, blocks[1:3], 1.0, None,
+                                            "parameters", model, last=False)))
+    parts = learn(run, blocks[3:], 1.0, None, "parameters", model)
     for name in ("point", "intercept", "progress"):
         assert np.array_equal(whole[name], parts[name])
     for a, b in zip(whole["averages"], parts["averages"], strict=True):
