@@ -79,6 +79,10 @@ def _stream(make, m, n, client, layout):
                         for part in parts])
     y = da.concatenate([da.from_delayed(part[1], (size,), dtype=float)
                         for part in parts])
+    # Persisted as dask arrays, as data read once for many passes are held: the
+    # wrappers then read the chunks where they lie, with no task of their own.
+    X, y = client.persist([X, y])
+    wait([X, y])
     return X, y, make(PARTITIONS + 1, max(1000, size // 4), n)
 
 

@@ -240,10 +240,13 @@ def mix_pass(run, space, rule, *terms):
     best, stale, scores = run.best, run.stale, run.scores
     if early and total["scores"]:
         scores += (combined_score(total["scores"], is_classifier(run.model)),)
+        # (best: the best score, negated, as the best loss is kept without it.)
         worse = tol is not None and scores[-1] < -best + tol
         stale, best = stale + 1 if worse else 0, min(best, -scores[-1])
-        if stale >= n_iter_no_change or "point" not in total:
-            return replace(run, scores=scores, best=best, stale=stale, stopped=True)
+        stopped = stale >= n_iter_no_change
+        if stopped or "point" not in total:  # (the last mix, or a scoring round)
+            return replace(run, scores=scores, best=best, stale=stale,
+                           stopped=stopped)
     template = run.template if run.template is not None else total["template"]
     sums = total["averages"]
     if sums is not None and run.sums is not None:
@@ -254,8 +257,9 @@ def mix_pass(run, space, rule, *terms):
         best = min(best, losses[-1])
     stopped = not early and stale >= n_iter_no_change
     model = mixed_model(template, total, run.before, sums, space, len(losses))
-    if not stopped and (early or len(losses) < max_iter):
-        # (The learners start from theta_: half the bytes sent without it.)
+    if not stopped and not early and len(losses) < max_iter:
+        # (The learners start from theta_: half the bytes sent without it. With
+        # early stopping they score the mix: it keeps the weights it predicts with.)
         model.__dict__.pop("coef_", None)
     return Run(model, template, sums, run.before + total["progress"], losses,
                scores, best, stale, stopped)

@@ -248,8 +248,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         # waits on no pass. Early stopping scores each mix in the next pass, and
         # the last in a round of its own.
         rule = (self.tol, self.n_iter_no_change, self.max_iter, bool(held))
-        run = client.submit(Run, self._template(client, parts, classes),
-                            pure=False)
+        run = Run(self._template(client, parts, classes))
         for index in range(self.max_iter + bool(held)):
             scoring = index == self.max_iter
             terms = []
