@@ -42,11 +42,13 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     where the share's partitions are; a mixing task averages their models,
     weighted by their rows, and the next pass starts from the mix (McDonald, Hall & Mann
     2010), as Vowpal Wabbit's AllReduce mixes its nodes' models between passes.
-    The sum runs in a binary tree fixed by the shares' order: the same
-    partitions and ``n_learners`` give the same model, bit for bit, whichever
-    worker runs a share and whenever it finishes. With one learner, the model
-    is that of ``partial_fit`` over the partitions in turn. The tasks run on
-    the ``dask.distributed`` client in use.
+    Each learner's share of the rows is known before the pass, so the sum runs
+    in the binary tree fixed by the shares' order, as a tree of mixing tasks of
+    ``mix_fan_in`` terms each: the same partitions and ``n_learners`` give the
+    same model, bit for bit, whichever worker runs a share, whenever it
+    finishes, and whichever worker dies meanwhile (Dask runs its tasks again).
+    With one learner, the model is that of ``partial_fit`` over the partitions
+    in turn. The tasks run on the ``dask.distributed`` client in use.
 
     Read more in the :ref:`User Guide <distributed>`.
 
@@ -61,10 +63,18 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     tol : float or None, default=1e-3
         The passes stop when the on-line loss of a pass, summed over the
         learners, has not fallen below the best pass's minus ``tol * n_samples``
-        for ``n_iter_no_change`` passes in a row, as ``fit``'s epochs stop.
-        None: ``max_iter`` passes.
+        for ``n_iter_no_change`` passes in a row, as ``fit``'s epochs stop (with
+        ``early_stopping``: when the held-out score of the mix has not risen
+        above the best's plus ``tol``). None: ``max_iter`` passes.
     n_iter_no_change : int, default=5
         Passes without improvement before stopping.
+    early_stopping : bool, default=False
+        Whether to stop on a held-out score (R^2 or accuracy): each partition
+        holds out its last ``floor(validation_fraction * rows)`` rows, a split
+        fixed by the partitioning (not stratified, not shuffled). Each mix is
+        scored by the next pass's learners; the model is the last mix.
+    validation_fraction : float in (0, 1), default=0.1
+        The fraction of each partition's rows held out with ``early_stopping``.
     mixing : {"parameters", "weights"}, default="parameters"
         Where the models are averaged: their parameters Theta (for EG and EG±
         a normalised geometric mean of the weights), or their weights
@@ -74,6 +84,10 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         The learners, each given a contiguous share of the partitions (at most
         one partition each); None: one per worker of the client. Fewer learners
         see more rows each per pass; more run more at once.
+    mix_fan_in : int, default=16
+        The terms each mixing task sums, a power of two: the learners' terms
+        are summed in a tree of such tasks, one level per factor of
+        ``mix_fan_in`` in ``n_learners``. Changes the time, never the model.
 
     Attributes
     ----------
@@ -86,6 +100,9 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         The first pass's on-line (progressive) loss, summed over the learners.
     loss_curve_ : ndarray of shape (n_iter,)
         Each pass's on-line loss, summed over the learners.
+    validation_scores_ : ndarray of shape (n_scores,) or None
+        The held-out score of each mix scored, with ``early_stopping`` (else
+        None): the last is the returned model's.
     n_iter_ : int
         The passes run.
     n_learners_ : int
