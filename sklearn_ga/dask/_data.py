@@ -41,8 +41,9 @@ def split(part, fraction):
     if not held:
         return part, None
     cut = part[0].shape[0] - held
-    return tuple(None if v is None else v[:cut] for v in part), tuple(
-        None if v is None else v[cut:] for v in part)
+    rows = [None if v is None else getattr(v, "iloc", v) for v in part]  # (by position)
+    return tuple(None if v is None else v[:cut] for v in rows), tuple(
+        None if v is None else v[cut:] for v in rows)
 
 
 def partitions(X, y, sample_weight, pieces=1):
