@@ -292,6 +292,18 @@ def test_classifier_dataframes_and_predictions(client):
         np.testing.assert_array_equal(lazy.compute(),
                                       getattr(model.estimator_, method)(frame))
     assert model.score(dX, dy) == model.estimator_.score(frame, labels) > 0.8
+    # Early stopping holds out the last rows of each DataFrame partition, by
+    # position, and scores the mixes by accuracy there.
+    held = ParameterMixing(GAClassifier(phi="softmax", eta=0.05), max_iter=2,
+                           tol=None, early_stopping=True,
+                           validation_fraction=0.2).fit(dX, dy)
+    sizes = dX.map_partitions(len).compute().to_numpy()
+    position = np.arange(len(frame)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    out = position >= np.repeat(sizes - (0.2 * sizes).astype(int), sizes)
+    assert held.validation_scores_.shape == (2,)
+    assert held.estimator_.t_ == 2 * np.sum(~out)
+    np.testing.assert_allclose(held.validation_scores_[-1], held.estimator_.score(
+        frame[out], labels[out]), rtol=1e-12)
 
 
 def test_csr_partitions_and_scores(client):
