@@ -11,10 +11,13 @@ wrappers run the same number of passes of ``partial_fit`` over the same partitio
 in the same order: ``Incremental(shuffle_blocks=False)`` one block after another
 (``fit``, then ``partial_fit`` for each further pass), ``ParameterMixing`` every
 partition at once from the mixed model. The rows give the wall time of the passes
-(the best of BENCH_REPEAT, at most 3) and the holdout loss of the two models,
-for GD and EG± (each at the same rate in both).
+(the best of BENCH_REPEAT, at most 3, A/B in turn), the machine's load average
+meanwhile, and the holdout loss of the two models, for GD and EG± (each at the
+same rate in both). The streams are persisted as dask arrays, as data read for
+several passes are held.
 """
 
+import os
 import warnings
 
 import dask
@@ -79,6 +82,10 @@ def _stream(make, m, n, client, layout):
                         for part in parts])
     y = da.concatenate([da.from_delayed(part[1], (size,), dtype=float)
                         for part in parts])
+    # Persisted as dask arrays, as data read once for many passes are held: the
+    # wrappers then read the chunks where they lie, with no task of their own.
+    X, y = client.persist([X, y])
+    wait([X, y])
     return X, y, make(PARTITIONS + 1, max(1000, size // 4), n)
 
 
@@ -106,8 +113,9 @@ def _compare(case, X, y, holdout, estimator):
         # (Incremental warns that the estimator has no scoring; expected.)
         warnings.simplefilter("ignore", UserWarning)
         mixed, sequential = best_times(mixing, incremental, repeat=min(REPEAT, 3))
-    report(f"9. {case}: {PASSES} passes, ParameterMixing", mixed, sequential,
-           "Incremental", 0.6)
+    # (The load average over the last minute, as the row's: the 2 cores are shared.)
+    report(f"9. {case}: {PASSES} passes, ParameterMixing (load "
+           f"{os.getloadavg()[0]:.1f})", mixed, sequential, "Incremental", 0.6)
     ours, theirs = (_holdout_loss(results[name], holdout)
                     for name in ("mixing", "incremental"))
     print(f"| 9. {case}: holdout loss (no time) | {ours:.6g} | Incremental "

@@ -292,6 +292,18 @@ def test_classifier_dataframes_and_predictions(client):
         np.testing.assert_array_equal(lazy.compute(),
                                       getattr(model.estimator_, method)(frame))
     assert model.score(dX, dy) == model.estimator_.score(frame, labels) > 0.8
+    # Early stopping holds out the last rows of each DataFrame partition, by
+    # position, and scores the mixes by accuracy there.
+    held = ParameterMixing(GAClassifier(phi="softmax", eta=0.05), max_iter=2,
+                           tol=None, early_stopping=True,
+                           validation_fraction=0.2).fit(dX, dy)
+    sizes = dX.map_partitions(len).compute().to_numpy()
+    position = np.arange(len(frame)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    out = position >= np.repeat(sizes - (0.2 * sizes).astype(int), sizes)
+    assert held.validation_scores_.shape == (2,)
+    assert held.estimator_.t_ == 2 * np.sum(~out)
+    np.testing.assert_allclose(held.validation_scores_[-1], held.estimator_.score(
+        frame[out], labels[out]), rtol=1e-12)
 
 
 def test_csr_partitions_and_scores(client):
@@ -382,12 +394,12 @@ def test_a_share_learned_in_runs_is_the_same(client):
     blocks = [(X[i:i + CHUNK], y[i:i + CHUNK], None) for i in range(0, 2000, CHUNK)]
     estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05, average=True)
     run = Run(estimator)
-    whole = learn(run, blocks, None, "parameters")
-    model = pickle.loads(pickle.dumps(learn(run, blocks[:1], None, "parameters",
-                                            last=False)))
-    model = pickle.loads(pickle.dumps(learn(run, blocks[1:3], None, "parameters",
-                                            model, last=False)))
-    parts = learn(run, blocks[3:], None, "parameters", model)
+    whole = learn(run, blocks, 1.0, None, "parameters")
+    model = pickle.loads(pickle.dumps(learn(run, blocks[:1], 1.0, None,
+                                            "parameters", last=False)))
+    model = pickle.loads(pickle.dumps(learn(run, blocks[1:3], 1.0, None,
+                                            "parameters", model, last=False)))
+    parts = learn(run, blocks[3:], 1.0, None, "parameters", model)
     for name in ("point", "intercept", "progress"):
         assert np.array_equal(whole[name], parts[name])
     for a, b in zip(whole["averages"], parts["averages"], strict=True):
@@ -416,3 +428,116 @@ def test_an_auto_scale_is_chosen_once_for_every_learner(client):
     chosen = GARegressor(psi="eg_pm", eta=0.01).partial_fit(X[:CHUNK], y[:CHUNK]).U_
     assert mixed.estimator_.U == chosen != 1.0
     assert np.sum(np.abs(mixed.estimator_.coef_)) < chosen
+
+
+def test_a_tree_of_mixing_tasks_sums_as_one_mix(client):
+    # Twelve learners summed by one mixing task (a fan-in of 16), or by trees
+    # of pairs and of fours: the groups of a power of two are nodes of the
+    # binary tree of one mix, so the model is the same, bit for bit.
+    X, y = _stream(m=6000)
+    dX, dy = _dask(X, y)
+    estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05, average=True)
+    runs = [ParameterMixing(estimator, max_iter=2, tol=None, n_learners=12,
+                            mix_fan_in=fan_in).fit(dX, dy) for fan_in in (16, 2, 4)]
+    for run in runs[1:]:
+        _same(run.estimator_, runs[0].estimator_)
+        assert np.array_equal(run.loss_curve_, runs[0].loss_curve_)
+    with pytest.raises(ValueError, match="power of two"):
+        ParameterMixing(estimator, mix_fan_in=12).fit(dX, dy)
+
+
+def _held(X, y, fraction):
+    """Each CHUNK's rows split as ParameterMixing's early stopping splits a
+    partition: its last floor(fraction * CHUNK) held out."""
+    cut = CHUNK - int(fraction * CHUNK)
+    rows = np.arange(len(X)) % CHUNK < cut
+    return (X[rows], y[rows]), (X[~rows], y[~rows])
+
+
+def test_early_stopping_on_the_last_rows_of_each_partition(client):
+    X, y = _stream(m=4000)
+    dX, dy = _dask(X, y)
+    (X_train, y_train), (X_held, y_held) = _held(X, y, 0.2)
+    # No mix improves the held-out R^2 by tol = 1: the passes stop after
+    # n_iter_no_change mixes without improvement, as fit's epochs stop.
+    model = ParameterMixing(GARegressor(psi="eg_pm", U=3.0, eta=0.05), max_iter=10,
+                            tol=1.0, n_iter_no_change=2, early_stopping=True,
+                            validation_fraction=0.2).fit(dX, dy)
+    assert model.n_iter_ == 3 and model.validation_scores_.shape == (3,)
+    assert model.estimator_.t_ == 3 * len(y_train)
+    # Its model is that of the same passes over the training rows alone, and
+    # each score is the mix's on the held-out rows.
+    plain = ParameterMixing(GARegressor(psi="eg_pm", U=3.0, eta=0.05), max_iter=3,
+                            tol=None).fit(da.from_array(X_train, chunks=(400, -1)),
+                                          da.from_array(y_train, chunks=400))
+    _same(model.estimator_, plain.estimator_)
+    np.testing.assert_allclose(model.validation_scores_[-1],
+                               plain.estimator_.score(X_held, y_held), rtol=1e-12)
+    # Until max_iter: a score for every mix, and the warning of fit.
+    with pytest.warns(ConvergenceWarning, match="validation score"):
+        longer = ParameterMixing(GARegressor(eta=0.01), max_iter=3, tol=-1e9,
+                                 early_stopping=True).fit(dX, dy)
+    assert longer.n_iter_ == 3 and longer.validation_scores_.shape == (3,)
+    assert np.all(np.diff(longer.validation_scores_) > -0.05)
+    with pytest.raises(ValueError, match="holds out no row"):
+        ParameterMixing(GARegressor(eta=0.01), early_stopping=True,
+                        validation_fraction=0.001).fit(dX, dy)
+
+
+def _mixed_once(dask_scheduler):
+    """Whether a pass's mix is done (run on the scheduler)."""
+    return any(str(key).startswith("mix_pass") and task.state == "memory"
+               for key, task in dask_scheduler.tasks.items())
+
+
+async def _die():
+    """A worker's end, abrupt (run on the worker)."""
+    import os
+
+    os._exit(1)
+
+
+def test_a_worker_lost_during_fit_changes_no_bit():
+    # A worker killed while the passes run (its nanny restarts it): Dask runs
+    # its tasks again elsewhere, from the graph, and the model is the same.
+    import threading
+    import time
+
+    X, y = _stream(m=2000)
+    dX, dy = _dask(X, y)
+    estimator = GARegressor(psi="eg_pm", U=3.0, eta=0.05, average=True)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                  processes=True, dashboard_address=":0") as cluster:
+        with distributed.Client(cluster, set_as_default=False) as other:
+            def fit(results):
+                with other.as_current():
+                    results.append(ParameterMixing(
+                        estimator, max_iter=10, tol=None, n_learners=2).fit(dX, dy))
+
+            calm = []
+            fit(calm)
+            killed = []
+            thread = threading.Thread(target=fit, args=(killed,))
+            thread.start()
+            while not other.run_on_scheduler(_mixed_once):
+                time.sleep(0.005)
+            victim = sorted(other.scheduler_info()["workers"])[0]
+            other.run(_die, workers=[victim], wait=False)
+            alive = thread.is_alive()
+            thread.join()
+    assert alive and victim not in cluster.scheduler.workers
+    _same(killed[0].estimator_, calm[0].estimator_)
+    assert np.array_equal(killed[0].loss_curve_, calm[0].loss_curve_)
+
+
+def test_a_cluster_gone_is_a_clear_error():
+    X, y = _stream(m=1000)
+    model = ParameterMixing(GARegressor(eta=0.01), max_iter=1, tol=None)
+    cluster = distributed.LocalCluster(n_workers=1, processes=False,
+                                       dashboard_address=":0")
+    other = distributed.Client(cluster, set_as_default=False)
+    other.close()
+    cluster.close()
+    with other.as_current(), pytest.raises(RuntimeError, match="cluster is gone"):
+        model.fit(*_dask(X, y))
+    assert not hasattr(model, "estimator_")

@@ -18,29 +18,56 @@ def block(X, y, sample_weight):
         sample_weight)
 
 
-def labels(part):
+def labels(y):
     """The labels of a partition's y."""
-    return np.unique(part[1])
+    return np.unique(np.asarray(y))
+
+
+def length(X):
+    """The rows of a partition's X."""
+    return X.shape[0]
+
+
+def held_rows(rows, fraction):
+    """The rows a partition of ``rows`` rows holds out for early stopping: the
+    last ``floor(fraction * rows)``."""
+    return int(fraction * rows)
+
+
+def split(part, fraction):
+    """``(train, held)``: a partition without, and with only, its last
+    :func:`held_rows` rows (slices, in order; ``held`` is None at 0)."""
+    held = held_rows(part[0].shape[0], fraction)
+    if not held:
+        return part, None
+    cut = part[0].shape[0] - held
+    rows = [None if v is None else getattr(v, "iloc", v) for v in part]  # (by position)
+    return tuple(None if v is None else v[:cut] for v in rows), tuple(
+        None if v is None else v[cut:] for v in rows)
 
 
 def partitions(X, y, sample_weight, pieces=1):
-    """The partitions of (X, y, sample_weight) in row order, as delayed
-    :func:`block` values: of dask arrays (rows chunked as X), of dask DataFrames
-    or Series (one partition each), or of in-memory data cut into ``pieces``
-    contiguous ones."""
+    """The partitions of (X, y, sample_weight) in row order, each a triple of
+    delayed values (the last None without weights), and their rows (None where
+    unknown): of dask arrays (rows chunked as X), of dask DataFrames or Series
+    (one partition each), or of in-memory data cut into ``pieces`` contiguous
+    ones. The triples are the collections' own chunks, so that persisted data
+    are read where they lie, with no task of their own; :func:`block` reads
+    them."""
     if not any(dask.is_dask_collection(v) for v in (X, y, sample_weight)):
         X = X if sp.issparse(X) else np.asarray(X)
         y = np.asarray(y)
         edges = np.linspace(0, X.shape[0], min(pieces, X.shape[0]) + 1).astype(int)
-        return [dask.delayed(block)(X[a:b], y[a:b], None if sample_weight is None
-                                    else np.asarray(sample_weight)[a:b])
-                for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        return [tuple(None if v is None else dask.delayed(v[a:b]) for v in (
+            X, y, None if sample_weight is None else np.asarray(sample_weight)))
+            for a, b in zip(edges[:-1], edges[1:], strict=True)], list(np.diff(edges))
     if isinstance(X, da.Array):
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}.")
         X = X.rechunk({1: -1})
         parts = [X.to_delayed()[:, 0], _blocks(y, X.chunks[0], "y"),
                  _blocks(sample_weight, X.chunks[0], "sample_weight")]
+        rows = [None if np.isnan(r) else int(r) for r in X.chunks[0]]
     elif hasattr(X, "to_delayed") and hasattr(X, "npartitions"):
         parts = [X.to_delayed()]
         for name, value in (("y", y), ("sample_weight", sample_weight)):
@@ -50,13 +77,13 @@ def partitions(X, y, sample_weight, pieces=1):
                     f"{name} must be a dask DataFrame or Series partitioned as X "
                     f"({X.npartitions} partitions); got {type(value).__name__}.")
             parts.append(None if value is None else value.to_delayed())
+        rows = [None] * X.npartitions
     else:
         raise TypeError(
             "X must be a dask array or dask DataFrame when y or sample_weight is "
             f"one; got {type(X).__name__}.")
-    return [dask.delayed(block)(parts[0][i], parts[1][i],
-                                None if parts[2] is None else parts[2][i])
-            for i in range(len(parts[0]))]
+    return [(parts[0][i], parts[1][i], None if parts[2] is None else parts[2][i])
+            for i in range(len(parts[0]))], rows
 
 
 def _blocks(value, chunks, name):
@@ -95,7 +122,9 @@ def score_terms(estimator, part):
     """A partition's terms of the score: its weight, the weighted mean of y and
     the sum of squares about it, and the squared errors (a regressor's, per
     output); or its weight and that of the right labels (a classifier's)."""
-    X, y, sample_weight = part
+    if part is None:
+        return None
+    X, y, sample_weight = block(*part)
     if not X.shape[0]:
         return None
     w = np.ones(X.shape[0]) if sample_weight is None else sample_weight

@@ -11,12 +11,13 @@ next mixed model.
 """
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from .._psi import PSI
+from ._data import block, combined_score, score_terms, split
 
 SPACES = ("parameters", "weights")
 
@@ -107,50 +108,80 @@ def finish(mean, psi, U, p, space):
     return PSI[psi].inverse(mean, U, p)
 
 
-def learn(run, blocks, classes, space, model=None, last=True):
+def learn(run, parts, share, classes, space, model=None, last=True, held=0.0):
     """One learner's pass, or part of it: ``partial_fit`` over its partitions
-    ``blocks`` in order, continuing ``model`` (None: from the mixed model of
-    :class:`Run` ``run``, a fresh clone of the estimator on the first pass).
-    Unless ``last``, the model, for the share's next partitions on another
-    worker (a copy continues bit for bit); else the learner's terms (its rows,
-    its point in the mixing space, what it added to the counters...), or None
-    without rows or once the run stopped.
+    ``parts`` (``(X, y, sample_weight)`` each) in order, continuing ``model``
+    (None: from the mixed model of :class:`Run` ``run``, a fresh clone of the
+    estimator on the first pass). Unless ``last``, the model, for the share's
+    next partitions on another worker (a copy continues bit for bit); else the
+    learner's terms, its point and intercepts already scaled by its ``share`` of
+    the rows (:func:`combine` sums them), or None once the run stopped.
 
-    On the first pass the terms carry the model, emptied of its loop, as the
-    template of the mixed models."""
+    ``held``: the fraction of each partition's rows held out (its last ones,
+    :func:`~sklearn_ga.dask._data.split`); the learner scores the model it
+    starts from on them, for the early stopping of the mix (:func:`mix_pass`).
+    A scoring round (``share=None``) only scores. On the first pass the terms
+    carry the model, emptied of its loop, as the template of the mixed models."""
     if run.stopped:
         return None
     first, start = run.template is None, run.model
+    parts = [split(block(*part), held) for part in parts]
+    scores = [] if first or not held else [
+        score_terms(start, part[1]) for part in parts]
+    if share is None:
+        return {"scores": scores}
     if model is None:
         model = clone(start) if first else copy.deepcopy(start)  # (not the shared)
         # Its averaged trials are summed from zero: the mix adds every learner's.
         model._the_run().averages = None
     extra = {} if classes is None else {"classes": classes}
-    for X, y, sample_weight in blocks:
+    for (X, y, sample_weight), _ in parts:
         if X.shape[0]:
             model.partial_fit(X, y, sample_weight=sample_weight, **extra)
     if not last:
         return model
     before = np.zeros(3) if first else progress(start)
-    if "theta_" not in model.__dict__ or progress(model)[0] == before[0]:
-        return None
     theta = np.array(model.theta_)
     psi, U, p = model._fitted.psi_name, model._scale(), float(model.p)
     weights = PSI[psi].weights(theta, U, p) if space == "weights" else None
     terms = {
         "rows": int(progress(model)[0] - before[0]),
-        "point": point(theta, weights, psi, space),
+        "point": share * point(theta, weights, psi, space),
         # The loop's own intercepts (an averaging model's intercept_ is a mean).
-        "intercept": np.array(model.__dict__["intercept_"]),
+        "intercept": share * np.array(model.__dict__["intercept_"]),
         "progress": progress(model) - before,
         "averages": model._carried_averages(),
         "rates": (model.eta_, model.intercept_eta_, model.n_eta_changes_),
         "template": None,
+        "scores": scores,
     }
     if first:
         model._the_run().kept = None  # (it holds this learner's pass)
         terms["template"] = model
     return terms
+
+
+def combine(*terms):
+    """The sum of learners' terms (:func:`learn`), or of sums of them, in their
+    order: a node of the tree of mixing tasks. The arrays are summed by
+    :func:`tree_sum`; with groups of a power of two, a tree of such nodes sums
+    in the order one node over all the learners would, bit for bit. The rates
+    are the last learner's, the template the first's, the held-out scores'
+    terms are kept in order. None without terms."""
+    terms = [part for part in terms if part is not None]
+    if not terms:
+        return None
+    if "point" not in terms[0]:  # (a scoring round)
+        return {"scores": [s for part in terms for s in part["scores"]]}
+    total = {name: tree_sum([part[name] for part in terms])
+             for name in ("rows", "point", "intercept", "progress")}
+    total["averages"] = None if terms[0]["averages"] is None else tuple(
+        tree_sum(list(parts)) for parts in zip(
+            *[part["averages"] for part in terms], strict=True))
+    total["rates"] = terms[-1]["rates"]
+    total["template"] = terms[0]["template"]
+    total["scores"] = [s for part in terms for s in part["scores"]]
+    return total
 
 
 def tree_sum(terms):
@@ -176,55 +207,62 @@ class Run:
     """What one pass of the mixing hands the next: the mixed ``model`` (the
     estimator itself before the first pass), the ``template`` of the mixed
     models, the ``sums`` of every averaged trial, the counters ``before`` the
-    next pass, each pass's on-line loss, and where ``tol`` stands."""
+    next pass, each pass's on-line loss, the held-out score of each mix (with
+    early stopping), and where ``tol`` stands."""
 
     model: object
     template: object = None
     sums: tuple = None
     before: np.ndarray = field(default_factory=lambda: np.zeros(3))
     losses: tuple = ()
+    scores: tuple = ()
     best: float = np.inf
     stale: int = 0
     stopped: bool = False
 
 
-def mix_pass(run, space, tol, n_iter_no_change, max_iter, *terms):
+def mix_pass(run, space, rule, *terms):
     """The mix that ends a pass, as a task after the learners' (their
-    ``terms``, in order): the :class:`Run` of the next pass, stopped once the
-    loss has not improved by ``tol`` for ``n_iter_no_change`` passes, as
-    ``fit``'s epochs stop. After a stop, it hands the run on unchanged."""
+    ``terms``, or sums of them, :func:`combine`, in order): the :class:`Run` of
+    the next pass. ``rule``: ``(tol, n_iter_no_change, max_iter,
+    early_stopping)``. The run stops once its criterion has not improved by
+    ``tol`` for ``n_iter_no_change`` passes, as ``fit``'s epochs stop: the
+    on-line loss of a pass, or with early stopping the held-out score of a mix,
+    which the next pass's learners compute (the pass they learn meanwhile is
+    then dropped: the model is the last mix, as ``fit`` keeps the last epoch's).
+    After a stop, it hands the run on unchanged."""
+    tol, n_iter_no_change, max_iter, early = rule
     if run.stopped:
         return run
-    terms = [part for part in terms if part is not None]
-    if not terms:
+    total = combine(*terms)
+    if total is None:
         raise ValueError("ParameterMixing got no rows to learn: X is empty.")
-    template = run.template if run.template is not None else terms[0]["template"]
-    rows = [part["rows"] for part in terms]
-    total = {
-        "rows": sum(rows),
-        "point": weighted_mean([part["point"] for part in terms], rows),
-        "intercept": weighted_mean([part["intercept"] for part in terms], rows),
-        "progress": tree_sum([part["progress"] for part in terms]),
-        "rates": terms[-1]["rates"],  # (those of the last trials)
-    }
-    sums = None
-    if terms[0]["averages"] is not None:
-        sums = tuple(tree_sum(list(parts)) for parts in zip(
-            *[part["averages"] for part in terms], strict=True))
-        if run.sums is not None:
-            sums = tuple(a + b for a, b in zip(run.sums, sums, strict=True))
+    best, stale, scores = run.best, run.stale, run.scores
+    if early and total["scores"]:
+        scores += (combined_score(total["scores"], is_classifier(run.model)),)
+        # (best: the best score, negated, as the best loss is kept without it.)
+        worse = tol is not None and scores[-1] < -best + tol
+        stale, best = stale + 1 if worse else 0, min(best, -scores[-1])
+        stopped = stale >= n_iter_no_change
+        if stopped or "point" not in total:  # (the last mix, or a scoring round)
+            return replace(run, scores=scores, best=best, stale=stale,
+                           stopped=stopped)
+    template = run.template if run.template is not None else total["template"]
+    sums = total["averages"]
+    if sums is not None and run.sums is not None:
+        sums = tuple(a + b for a, b in zip(run.sums, sums, strict=True))
     losses = run.losses + (float(total["progress"][1]),)
-    best, stale = run.best, run.stale
-    if tol is not None:
+    if not early and tol is not None:
         stale = stale + 1 if losses[-1] > best - tol * total["rows"] else 0
         best = min(best, losses[-1])
-    stopped = stale >= n_iter_no_change
+    stopped = not early and stale >= n_iter_no_change
     model = mixed_model(template, total, run.before, sums, space, len(losses))
-    if not stopped and len(losses) < max_iter:
-        # (The learners start from theta_: half the bytes sent without it.)
+    if not stopped and not early and len(losses) < max_iter:
+        # (The learners start from theta_: half the bytes sent without it. With
+        # early stopping they score the mix: it keeps the weights it predicts with.)
         model.__dict__.pop("coef_", None)
     return Run(model, template, sums, run.before + total["progress"], losses,
-               best, stale, stopped)
+               scores, best, stale, stopped)
 
 
 def mixed_model(template, terms, before, sums, space, n_iter):

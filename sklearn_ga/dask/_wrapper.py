@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 import dask
 import numpy as np
-from distributed import get_client, wait
+from distributed import CancelledError, get_client, wait
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -15,8 +15,17 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import SCALE_ROWS, BaseGA
 from .._cv import GAClassifierCV, GARegressorCV
 from .._psi import PSI
-from ._data import blockwise, combined_score, labels, partitions, score_terms
-from ._mixing import SPACES, Run, learn, mix_pass
+from ._data import (
+    block,
+    blockwise,
+    combined_score,
+    held_rows,
+    labels,
+    length,
+    partitions,
+    score_terms,
+)
+from ._mixing import SPACES, Run, combine, learn, mix_pass
 
 # What a hop of the model between two workers costs besides its bytes: the
 # latency of a task that waits for another, in bytes of a fast link (a few
@@ -33,11 +42,13 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     where the share's partitions are; a mixing task averages their models,
     weighted by their rows, and the next pass starts from the mix (McDonald, Hall & Mann
     2010), as Vowpal Wabbit's AllReduce mixes its nodes' models between passes.
-    The sum runs in a binary tree fixed by the shares' order: the same
-    partitions and ``n_learners`` give the same model, bit for bit, whichever
-    worker runs a share and whenever it finishes. With one learner, the model
-    is that of ``partial_fit`` over the partitions in turn. The tasks run on
-    the ``dask.distributed`` client in use.
+    Each learner's share of the rows is known before the pass, so the sum runs
+    in the binary tree fixed by the shares' order, as a tree of mixing tasks of
+    ``mix_fan_in`` terms each: the same partitions and ``n_learners`` give the
+    same model, bit for bit, whichever worker runs a share, whenever it
+    finishes, and whichever worker dies meanwhile (Dask runs its tasks again).
+    With one learner, the model is that of ``partial_fit`` over the partitions
+    in turn. The tasks run on the ``dask.distributed`` client in use.
 
     Read more in the :ref:`User Guide <distributed>`.
 
@@ -52,10 +63,18 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     tol : float or None, default=1e-3
         The passes stop when the on-line loss of a pass, summed over the
         learners, has not fallen below the best pass's minus ``tol * n_samples``
-        for ``n_iter_no_change`` passes in a row, as ``fit``'s epochs stop.
-        None: ``max_iter`` passes.
+        for ``n_iter_no_change`` passes in a row, as ``fit``'s epochs stop (with
+        ``early_stopping``: when the held-out score of the mix has not risen
+        above the best's plus ``tol``). None: ``max_iter`` passes.
     n_iter_no_change : int, default=5
         Passes without improvement before stopping.
+    early_stopping : bool, default=False
+        Whether to stop on a held-out score (R^2 or accuracy): each partition
+        holds out its last ``floor(validation_fraction * rows)`` rows, a split
+        fixed by the partitioning (not stratified, not shuffled). Each mix is
+        scored by the next pass's learners; the model is the last mix.
+    validation_fraction : float in (0, 1), default=0.1
+        The fraction of each partition's rows held out with ``early_stopping``.
     mixing : {"parameters", "weights"}, default="parameters"
         Where the models are averaged: their parameters Theta (for EG and EG±
         a normalised geometric mean of the weights), or their weights
@@ -65,6 +84,10 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         The learners, each given a contiguous share of the partitions (at most
         one partition each); None: one per worker of the client. Fewer learners
         see more rows each per pass; more run more at once.
+    mix_fan_in : int, default=16
+        The terms each mixing task sums, a power of two: the learners' terms
+        are summed in a tree of such tasks, one level per factor of
+        ``mix_fan_in`` in ``n_learners``. Changes the time, never the model.
 
     Attributes
     ----------
@@ -77,6 +100,9 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         The first pass's on-line (progressive) loss, summed over the learners.
     loss_curve_ : ndarray of shape (n_iter,)
         Each pass's on-line loss, summed over the learners.
+    validation_scores_ : ndarray of shape (n_scores,) or None
+        The held-out score of each mix scored, with ``early_stopping`` (else
+        None): the last is the returned model's.
     n_iter_ : int
         The passes run.
     n_learners_ : int
@@ -129,16 +155,23 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "mixing": [StrOptions(set(SPACES))],
         "n_learners": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "mix_fan_in": [Interval(Integral, 2, None, closed="left")],
     }
 
     def __init__(self, estimator, *, max_iter=5, tol=1e-3, n_iter_no_change=5,
-                 mixing="parameters", n_learners=None):
+                 early_stopping=False, validation_fraction=0.1,
+                 mixing="parameters", n_learners=None, mix_fan_in=16):
         self.estimator = estimator
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.mixing = mixing
         self.n_learners = n_learners
+        self.mix_fan_in = mix_fan_in
 
     def fit(self, X, y, sample_weight=None, classes=None):
         """Learn the model by passes of parameter mixing over (X, y).
@@ -163,6 +196,10 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
             Fitted wrapper.
         """
         self._validate_params()
+        if self.mix_fan_in & (self.mix_fan_in - 1):
+            raise ValueError(
+                f"mix_fan_in must be a power of two (the groups of the binary "
+                f"tree of the sum); got {self.mix_fan_in!r}.")
         estimator = self.estimator
         if (not isinstance(estimator, BaseGA)
                 or isinstance(estimator, (GAClassifierCV, GARegressorCV))):
@@ -177,48 +214,87 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
                 "from whose rows eta='theory' would set a rate of its own, and a "
                 "pass is partial_fit's, which holds nothing out. Set eta (e.g. "
                 "to sklearn_ga.theorem3_learning_rate's on a sample) and "
-                "early_stopping=False.")
-        client = get_client()
+                "early_stopping=False (ParameterMixing's early_stopping holds "
+                "rows out of every partition).")
+        client = _client()
         workers = sorted(client.scheduler_info()["workers"])
-        blocks = client.compute(partitions(X, y, sample_weight, len(workers)))
+        if not workers:
+            raise RuntimeError(
+                "The Dask cluster of the client in use has no workers: start "
+                "some (or wait for them, client.wait_for_workers) before fit.")
+        parts, rows = partitions(X, y, sample_weight, len(workers))
+        futures = client.compute([v for part in parts for v in part
+                                  if v is not None])
+        step = len(futures) // len(parts)
+        parts = [tuple(futures[i:i + step]) + (None,) * (3 - step)
+                 for i in range(0, len(futures), step)]
         try:
-            return self._passes(client, workers, blocks, classes, X.shape[1])
-        finally:
-            client.cancel(blocks)
+            return self._passes(client, workers, parts, rows, classes,
+                                X.shape[1])
+        except (CancelledError, OSError, TimeoutError) as error:
+            raise RuntimeError(
+                f"The Dask cluster went away during fit ({type(error).__name__}: "
+                f"{error}); the model is as it was before fit.") from error
+        # (The futures are released, never cancelled: their keys are the data's
+        # own, which the user's persisted collections may hold too.)
 
-    def _passes(self, client, workers, blocks, classes, n_features):
-        """The passes over the partitions ``blocks`` (futures); the fitted
-        attributes are set only once every pass succeeded."""
+    def _passes(self, client, workers, parts, rows, classes, n_features):
+        """The passes over the partitions ``parts`` (triples of futures, of
+        ``rows`` rows each, None where unknown); the fitted attributes are set
+        only once every pass succeeded."""
         if is_classifier(self.estimator) and classes is None:
             classes = np.unique(np.concatenate(client.gather(
-                [client.submit(labels, part) for part in blocks])))
-        plan = _plan(client, workers, blocks, self.n_learners or len(workers),
-                     n_features, self.max_iter)
+                client.map(labels, [part[1] for part in parts]))))
+        unknown = [i for i, r in enumerate(rows) if r is None]
+        for i, r in zip(unknown, client.gather(
+                client.map(length, [parts[i][0] for i in unknown])), strict=True):
+            rows[i] = r
+        held = self.validation_fraction if self.early_stopping else 0.0
+        if held and not sum(held_rows(r, held) for r in rows):
+            raise ValueError(
+                f"validation_fraction={held!r} holds out no row of partitions of "
+                f"{max(rows)} rows at most (each holds out its last "
+                "floor(validation_fraction * rows)); raise it, or set "
+                "early_stopping=False.")
+        plan = _plan(client, workers, parts, rows, held,
+                     self.n_learners or len(workers), n_features, self.max_iter)
+        if not plan:
+            raise ValueError("ParameterMixing got no rows to learn: X is empty.")
         # The whole fit is one graph: each pass's learners wait for the last
-        # pass's mix, itself a task, so the driver waits on no pass.
-        run = Run(self._template(client, blocks, classes))
-        for _ in range(self.max_iter):
+        # pass's mix, itself a task (the root of a tree of them), so the driver
+        # waits on no pass. Early stopping scores each mix in the next pass, and
+        # the last in a round of its own.
+        rule = (self.tol, self.n_iter_no_change, self.max_iter, bool(held))
+        run = Run(self._template(client, parts, classes))
+        for index in range(self.max_iter + bool(held)):
+            scoring = index == self.max_iter
             terms = []
-            for runs in plan:
+            for runs, share in plan:
                 model = None
-                for index, (worker, part) in enumerate(runs):
-                    model = client.submit(learn, run, part, classes, self.mixing,
-                                          model, index == len(runs) - 1,
-                                          workers=[worker], pure=False)
+                for step, (worker, blocks) in enumerate(runs):
+                    model = client.submit(
+                        learn, run, blocks, None if scoring else share, classes,
+                        self.mixing, model, step == len(runs) - 1, held,
+                        workers=[worker], allow_other_workers=True, pure=False)
                 terms.append(model)
-            run = client.submit(mix_pass, run, self.mixing, self.tol,
-                                self.n_iter_no_change, self.max_iter, *terms,
+            while len(terms) > self.mix_fan_in:
+                terms = [client.submit(combine, *terms[i:i + self.mix_fan_in],
+                                       pure=False)
+                         for i in range(0, len(terms), self.mix_fan_in)]
+            run = client.submit(mix_pass, run, self.mixing, rule, *terms,
                                 pure=False)
         run = run.result()
         if self.tol is not None and self.max_iter > 1 and not run.stopped:
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "
-                "on-line loss stopped improving; consider increasing max_iter.",
+                f"{'validation score' if held else 'on-line loss'} stopped "
+                "improving; consider increasing max_iter.",
                 ConvergenceWarning, stacklevel=3)
         start, losses = run.model, run.losses
         self.estimator_ = start
         self.cumulative_loss_ = losses[0]
         self.loss_curve_ = np.array(losses)
+        self.validation_scores_ = np.array(run.scores) if held else None
         self.n_iter_, self.n_learners_ = len(losses), len(plan)
         self.n_features_in_ = start.n_features_in_
         if hasattr(start, "feature_names_in_"):
@@ -227,19 +303,15 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
             self.classes_ = start.classes_
         return self
 
-    def _template(self, client, blocks, classes):
+    def _template(self, client, parts, classes):
         """A clone of the estimator that every learner starts from. With
         ``U="auto"``, its U is the one the estimator chooses from its first rows
         (``U_``), read from the first partition: the learners share one scale, so
         that their parameters mix (each would otherwise choose its own)."""
         template = clone(self.estimator)
         if template.U == "auto" and PSI[template.psi].scale_norm is not None:
-            X, y, sample_weight = client.gather(blocks[0])
-            extra = {} if classes is None else {"classes": classes}
-            probe = clone(template).partial_fit(
-                X[:SCALE_ROWS], y[:SCALE_ROWS], sample_weight=None
-                if sample_weight is None else sample_weight[:SCALE_ROWS], **extra)
-            template.set_params(U=probe.U_)
+            template.set_params(U=client.submit(
+                _chosen_scale, template, parts[0], classes, pure=False).result())
         return template
 
     # -- prediction, block by block on dask data ---------------------------------
@@ -319,7 +391,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         if not any(dask.is_dask_collection(v) for v in (X, y, sample_weight)):
             return self.estimator_.score(X, y, sample_weight=sample_weight)
         terms = dask.compute(*[dask.delayed(score_terms)(self.estimator_, part)
-                               for part in partitions(X, y, sample_weight)])
+                               for part in partitions(X, y, sample_weight)[0]])
         return combined_score(terms, is_classifier(self.estimator_))
 
     def _blockwise(self, method, X):
@@ -337,41 +409,78 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
-def _plan(client, workers, blocks, n_learners, n_features, passes):
-    """The learners' contiguous shares of the partitions, in order, each as its
-    runs ``[(worker, blocks)]``: the whole share on a worker that holds many of
-    its partitions (at most ceil(shares / workers) shares a worker), which
-    fetches the others once and keeps them; or, where that moves more bytes
-    than the model would in ``passes`` passes, each run of partitions that one
-    worker holds on that worker, the model sent from run to run. Where a share
-    runs changes nothing but the time."""
-    wait(blocks)
-    holders = {key: min(held) for key, held in client.who_has(blocks).items()}
-    sizes = client.nbytes([block.key for block in blocks], summary=False)
+def _client():
+    """The ``dask.distributed`` client in use, or a clear error."""
+    try:
+        client = get_client()
+    except ValueError as error:
+        raise RuntimeError(
+            "ParameterMixing runs on a dask.distributed client: none is in use "
+            "(create one, e.g. Client(LocalCluster()), before fit).") from error
+    if client.status not in ("running", "connecting"):
+        raise RuntimeError(
+            f"The dask.distributed client in use is {client.status}: its cluster "
+            "is gone. Connect a new client before fit.")
+    return client
+
+
+def _chosen_scale(template, part, classes):
+    """The U that ``template`` (with ``U="auto"``) chooses from the first rows
+    of the partition ``part``, where it lies."""
+    X, y, sample_weight = block(*part)
+    extra = {} if classes is None else {"classes": classes}
+    return clone(template).partial_fit(
+        X[:SCALE_ROWS], y[:SCALE_ROWS], sample_weight=None
+        if sample_weight is None else sample_weight[:SCALE_ROWS], **extra).U_
+
+
+def _plan(client, workers, parts, rows, held, n_learners, n_features, passes):
+    """The learners' contiguous shares of the partitions, in order, each as
+    ``(runs, share)``: its runs ``[(worker, parts)]`` and its share of the rows
+    learned (the weight of its model in the mix; a share without rows has no
+    learner). The whole share runs on a worker that holds many of its
+    partitions (at most ceil(shares / workers) shares a worker), which fetches
+    the others once and keeps them; or, where that moves more bytes than the
+    model would in ``passes`` passes, each run of partitions that one worker
+    holds runs on that worker, the model sent from run to run. Where a share
+    runs changes nothing but the time: the workers are preferred, not required,
+    so that a lost worker's tasks run elsewhere."""
+    wait([v for part in parts for v in part if v is not None])
+    holders = {key: min(held) for key, held in
+               client.who_has([part[0] for part in parts]).items()}
+    sizes = client.nbytes([v.key for part in parts for v in part[:2]],
+                          summary=False)
     # A model pickles its parameters and its loop's terms: about three (k, n)
     # arrays (k = 1 here: the outputs are not known yet). A hop also waits for
     # the scheduler between two tasks, counted as the bytes a link sends
     # meanwhile (HOP_BYTES).
     hop_bytes = 24 * n_features + HOP_BYTES
-    shares = [[blocks[i] for i in share] for share in np.array_split(
-        np.arange(len(blocks)), min(n_learners, len(blocks)))]
-    held = [{worker: sum(holders[block.key] == worker for block in share)
-             for worker in workers} for share in shares]
+    learned = [r - held_rows(r, held) for r in rows]
+    shares = [share for share in np.array_split(
+        np.arange(len(parts)), min(n_learners, len(parts)))
+        if sum(learned[i] for i in share)]
+    total = float(sum(learned))
+    counts = [{worker: sum(holders[parts[i][0].key] == worker for i in share)
+               for worker in workers} for share in shares]
     room = dict.fromkeys(workers, -(-len(shares) // len(workers)))
     chosen = {}
-    for index in sorted(range(len(shares)), key=lambda i: -max(held[i].values())):
-        worker = max((w for w in workers if room[w]), key=held[index].get)
+    for index in sorted(range(len(shares)), key=lambda i: -max(counts[i].values())):
+        worker = max((w for w in workers if room[w]), key=counts[index].get)
         chosen[index], room[worker] = worker, room[worker] - 1
     plan = []
     for index, share in enumerate(shares):
         runs = []
-        for block in share:
-            if runs and runs[-1][0] == holders[block.key]:
-                runs[-1][1].append(block)
+        for i in share:
+            holder = holders[parts[i][0].key]
+            if runs and runs[-1][0] == holder:
+                runs[-1][1].append(parts[i])
             else:
-                runs.append((holders[block.key], [block]))
-        moved = sum(sizes[block.key] for block in share
-                    if holders[block.key] != chosen[index])
+                runs.append((holder, [parts[i]]))
+        moved = sum(sizes[v.key] for i in share for v in parts[i][:2]
+                    if holders[parts[i][0].key] != chosen[index])
         hops = (len(runs) - 1) * passes * hop_bytes
-        plan.append([(chosen[index], share)] if moved <= hops else runs)
+        # (Each share as rows / total, as the mean of the mix weighs it.)
+        plan.append(([(chosen[index], [parts[i] for i in share])]
+                     if moved <= hops else runs,
+                     sum(learned[i] for i in share) / total))
     return plan
