@@ -104,13 +104,13 @@ def _activation_targets(phi, Y):
 
 
 def _weight_set(entry):
-    """"simplex" or "nonnegative" for a psi whose weights lie in a set that no U
+    """"unit sum" or "nonnegative" for a psi whose weights lie in a set that no U
     scales (constrained, with no scale: EG's and the geodesic simplex's weights sum
     to 1, EGU's and Burg's are positive); None for the others."""
     if not entry.constrained or entry.scale_norm is not None:
         return None
     probe = entry.weights(entry.start + np.array([[-0.5, 0.0, 0.5]]), 1.0, 2.0)
-    return "simplex" if np.isclose(probe.sum(), 1.0) else "nonnegative"
+    return "unit sum" if np.isclose(probe.sum(), 1.0) else "nonnegative"
 
 
 def range_check(psi, phi, X, Y, fit_intercept):
@@ -121,12 +121,12 @@ def range_check(psi, phi, X, Y, fit_intercept):
     fitted on the even rows of the first ``SCALE_ROWS`` and scored (R^2 of the
     activations phi^-1(Y)) on the odd ones. Nothing is checked for X of more than
     ``RANGE_COLUMNS`` columns or fewer than 20 rows, and for nonnegative weights
-    under phi="softmax", whose predictions do not change when the same vector is
-    added to every class's weights."""
+    under a phi of rows (softmax), whose predictions do not change when the same
+    vector is added to every class's weights."""
     entry = PSI[psi]
     kind = _weight_set(entry)
     m = min(X.shape[0], SCALE_ROWS)
-    if (kind is None or (kind == "nonnegative" and phi == "softmax")
+    if (kind is None or (kind == "nonnegative" and PHI[phi].rowwise)
             or X.shape[1] > RANGE_COLUMNS or m < 20):
         return
     D = X[:m].toarray() if sp.issparse(X) else np.asarray(X[:m], dtype=np.float64)
@@ -145,11 +145,11 @@ def range_check(psi, phi, X, Y, fit_intercept):
     if not (ridge > 0 and total > 0):
         return
     free = np.linalg.solve(gram + ridge * np.eye(n), A.T @ fit[1])
-    if kind == "simplex":  # (a row that weighs the sum as much as all the rows)
+    if kind == "unit sum":  # (a row that weighs the sum as much as all the rows)
         heavy = np.sqrt(np.sum(A**2))
         A = np.vstack([A, np.full((1, n), heavy)])
     bounded = np.column_stack([
-        nnls(A, np.append(z, heavy) if kind == "simplex" else z)[0]
+        nnls(A, np.append(z, heavy) if kind == "unit sum" else z)[0]
         for z in fit[1].T])
     explained = [1.0 - np.sum((held[0] @ W - held[1]) ** 2) / total
                  for W in (free, bounded)]

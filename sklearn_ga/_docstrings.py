@@ -29,6 +29,10 @@ def _parts(indent):
         "[classification phi choices]": _choices(
             name for name in PHI if name in CLASSIFICATION_PHI),
         "[all phi choices]": _choices(PHI),
+        "[bregman psi choices]": _choices(
+            name for name, entry in PSI.items() if entry.potential is not None),
+        "[additive psi choices]": _choices(
+            name for name, entry in PSI.items() if not entry.geodesic),
         "[psi descriptions]": _listing(
             [f'``"{entry.name}"``: {entry.description}' for entry in PSI.values()],
             indent),

@@ -11,6 +11,7 @@ loss, each prediction made before its example is learned, is an honest estimate 
 the loss on unseen data of the same stream. The public estimators are in ``_cv``.
 """
 
+import operator
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -156,7 +157,9 @@ class _GridMixin:
                  else max(16, CHUNK_BYTES // (8 * X.shape[1])))
         size = chunk * WINDOW_CHUNKS
         windows = [rows[start:start + size] for start in range(0, rows.shape[0], size)]
-        threads = max(1, min(effective_n_jobs(self.n_jobs), len(loops)))
+        # (One row is learned alike on any number of threads: on this one.)
+        threads = (1 if rows.shape[0] == 1 else
+                   max(1, min(effective_n_jobs(self.n_jobs), len(loops))))
         # (A threshold phi steps at exact ties a = 0, which the blocks' rounding
         # would move.)
         config = self._configuration()
@@ -275,21 +278,24 @@ class _GridMixin:
         self.__dict__.update(finished)
 
     def _search(self, X, Y, sample_weight, *, first_call, y=None, groups=None):
-        grid = None
+        grid, params = None, self._param_values()
         if first_call:
             self._auto_U = self._grid_scale(X, Y)
             self._configs = self._grid(self._auto_U)
+            self._grid_params = params
             G, k, n = len(self._configs), Y.shape[1], X.shape[1]
             thetas = self._configuration().initial_parameters((G, k, n))
             intercepts = np.zeros((G, k))
             losses, t = np.zeros(G), 0
         else:
-            if self._grid(getattr(self, "_auto_U", 1.0)) != self._configs:
-                raise ValueError(
-                    f"The grid of {type(self).__name__} (etas, Us) changed since the "
-                    "first call to partial_fit; it is fixed for a stream. Call fit to "
-                    "restart with the new grid."
-                )
+            # (The grid is built again only where a parameter was set since.)
+            if not all(map(operator.is_, params, getattr(self, "_grid_params", ()))):
+                if self._grid(getattr(self, "_auto_U", 1.0)) != self._configs:
+                    raise ValueError(
+                        f"The grid of {type(self).__name__} (etas, Us) changed since "
+                        "the first call to partial_fit; it is fixed for a stream. "
+                        "Call fit to restart with the new grid.")
+                self._grid_params = params
             losses, t = self.progressive_loss_.copy(), self.t_
             grid = self._continuable_grid()
         if grid is not None:

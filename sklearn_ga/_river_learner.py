@@ -20,6 +20,7 @@ from ._phi import PHI
 from ._psi import PSI
 from ._river_inputs import _as_dict, _missing, frame_values, series_values
 from ._river_rates import _Rates
+from ._run import Run, RunCounter
 
 # One output's theta starts with this many columns, doubled when full.
 _FIRST_WIDTH = 8
@@ -34,6 +35,13 @@ class _Learner(_Rates):
     # The scikit-learn estimator whose parameter constraints check the parameters
     # and whose name the errors give.
     _estimator = None
+
+    # (The run's counters, given out as fitted attributes.)
+    t_ = RunCounter()
+    cumulative_loss_ = RunCounter()
+
+    def _the_run(self):
+        return self._run
 
     def __init__(self, psi, phi, eta, U, p, update, loss, Y, fit_intercept):
         self.psi = psi
@@ -72,17 +80,15 @@ class _Learner(_Rates):
         self._low_target = PHI[self.phi].low
         self._classes = [] if self._multiclass else list(self._binary_classes)
         self._features = {}
-        # eta="theory": the state of the rate of the rows seen (TheoryRates).
-        self._rate_state = None
+        # The run: the trials seen, their losses, the rate's state (eta="theory").
+        self._run = Run()
+        self._run.t, self._run.cumulative_loss = 0, 0.0
         self._start_scale()
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
         self._intercept = np.zeros(1)
         self._build(None)
-        self.t_ = 0
-        self.cumulative_loss_ = 0.0
-        self._initial_loss_sum = 0.0
 
     def _build(self, terms, n=None):
         """The loop on the parameters (continuing ``terms`` if given), its one-row
@@ -300,13 +306,13 @@ class _Learner(_Rates):
             self._take_in(_canonical(name for name in x if name not in self._features))
             self._count(1, 0.0)
             return
-        sums = rows.learn(x, self._features, target, *self._rates, self.t_,
-                          self.cumulative_loss_, self._initial_loss_sum, w)
+        sums = rows.learn(x, self._features, target, *self._rates, self._run.t,
+                          self._run.cumulative_loss, self._run.initial_loss, w)
         if type(sums) is tuple or (sums is None and self._eta() == "theory" and type(
                 sums := self._lowered(x, target, w)) is tuple):
-            self.t_ += 1
-            self.cumulative_loss_, self._initial_loss_sum, _ = sums
-            if self.t_ >= self._next_check:
+            self._run.t += 1
+            self._run.cumulative_loss, self._run.initial_loss, _ = sums
+            if self._run.t >= self._next_check:
                 self._press()
             return
         if not self._rowwise:
@@ -317,7 +323,7 @@ class _Learner(_Rates):
             self._learn_fresh(x, w, _canonical(rows.fresh))
         else:
             raise self._refused(sums, *rows.bad)
-        if self.t_ >= self._next_check:
+        if self._run.t >= self._next_check:
             self._press()
 
     def _learn_fresh(self, x, w, names):
@@ -327,13 +333,13 @@ class _Learner(_Rates):
             first = self._take_in(names)
             target = self._target if self._rowwise else self._target.item(0)
             sums = self._rows.learn(x, self._features, target, *self._rates,
-                                    self.t_, self.cumulative_loss_,
-                                    self._initial_loss_sum, w, first)
+                                    self._run.t, self._run.cumulative_loss,
+                                    self._run.initial_loss, w, first)
             if sums is None and self._eta() == "theory":
                 sums = self._lowered(x, target, w, first)
             if type(sums) is tuple:
-                self.t_ += 1
-                self.cumulative_loss_, self._initial_loss_sum, _ = sums
+                self._run.t += 1
+                self._run.cumulative_loss, self._run.initial_loss, _ = sums
             else:
                 self._learn_general(x, w, first)
         except BaseException:
@@ -361,7 +367,7 @@ class _Learner(_Rates):
             rates = self._theory(n)
             rates.prepare(X, Y, None if w == 1.0 else np.full(1, w))
             rates.start_pass()
-            pair = rates.rates(np.zeros(1, np.intp), self.t_)
+            pair = rates.rates(np.zeros(1, np.intp), self._run.t)
         loop.save(columns)
         try:
             loop.set_rates(*pair)  # (a failure restores those saved)
@@ -369,7 +375,7 @@ class _Learner(_Rates):
                 values, columns, np.array([0, len(columns)], np.int32), n, Y,
                 np.full(1, w), np.zeros(1, np.intp))
             if status != Status.OK:
-                raise self._config.divergence(self.t_ + 1, pair[0])
+                raise self._config.divergence(self._run.t + 1, pair[0])
             self._count(1, loss, self._initial_loss(X, Y, np.full(1, w)))
         except BaseException:
             loop.restore()
@@ -389,16 +395,17 @@ class _Learner(_Rates):
     def _count(self, trials, loss, initial_loss=0.0):
         """Count trials of this loss; the same divergence errors as the
         scikit-learn estimators' for a loss that overflows or runs away."""
-        cumulative_loss = self.cumulative_loss_ + loss
-        initial_loss += self._initial_loss_sum
+        cumulative_loss = self._run.cumulative_loss + loss
+        initial_loss += self._run.initial_loss
         cause = (runaway(cumulative_loss, initial_loss)
                  if math.isfinite(cumulative_loss)
                  else "the sum of the losses overflowed")
         if cause:
-            raise self._config.divergence(self.t_ + trials, self._pair()[0],
+            raise self._config.divergence(self._run.t + trials, self._pair()[0],
                                           cause=cause)
-        self.t_ += trials
-        self.cumulative_loss_, self._initial_loss_sum = cumulative_loss, initial_loss
+        run = self._run
+        run.t += trials
+        run.cumulative_loss, run.initial_loss = cumulative_loss, initial_loss
 
     def learn_many(self, X, y, w=1.0):
         """Learn the rows of ``X`` in order, as ``learn_one`` would one by one.
@@ -428,6 +435,7 @@ class _Learner(_Rates):
             )
         saved = self.__getstate__()
         saved["_features"] = dict(self._features)  # (the learner's grows in place)
+        saved_run = self._run.snapshot()  # (the run is counted in place)
         try:
             fresh = _canonical(name for name in names if name not in self._features)
             start = 0
@@ -448,6 +456,7 @@ class _Learner(_Rates):
         except BaseException:
             self.__dict__.clear()
             self.__setstate__(saved)
+            self._run.restore(saved_run)
             raise
 
     def _is_new(self, label):
@@ -468,14 +477,14 @@ class _Learner(_Rates):
         columns = np.array([self._features[name] for name in names], np.int32)
         done = 0
         while done < m:
-            end = done + min(m - done, self._next_check - self.t_)  # (inf: m)
+            end = done + min(m - done, self._next_check - self._run.t)  # (inf: m)
             trials, total, initial = self._rows.learn_rows(
                 values[done:end], columns, Y[done:end], weights[done:end],
                 *self._rates,
-                self.t_, self.cumulative_loss_, self._initial_loss_sum,
+                self._run.t, self._run.cumulative_loss, self._run.initial_loss,
                 len(self._features), first if done == 0 else -1)
-            self.t_ += trials
-            self.cumulative_loss_, self._initial_loss_sum = total, initial
+            self._run.t += trials
+            self._run.cumulative_loss, self._run.initial_loss = total, initial
             done += trials
             if done < end:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]
@@ -483,7 +492,7 @@ class _Learner(_Rates):
                 self._learn_general(x, weights[done],
                                     None if done or first < 0 else first)
                 done += 1
-            if self.t_ >= self._next_check:  # (as learn_one checks after a row)
+            if self._run.t >= self._next_check:  # (as learn_one checks after a row)
                 self._press()
 
     # -- prediction ----------------------------------------------------------------

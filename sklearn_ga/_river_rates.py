@@ -40,7 +40,7 @@ class _Rates:
         ``intercept_eta="auto"`` (its share of the budget that of an average
         one of the n features held, or of its own bound; TheoryRates)."""
         n = max(1, len(self._features) if n is None else n)
-        return self._config.rates(self._U(), n, state=self._rate_state)
+        return self._config.rates(self._U(), n, state=self._run.rate_state)
 
     def _pair(self):
         """(eta, intercept_eta) of the next trial of a row that does not lower
@@ -59,7 +59,7 @@ class _Rates:
         limits = self._theory().one_row_limits()
         if limits is None:
             return -math.inf, -math.inf, 0.0
-        return self._rate_state[1][1], *limits
+        return self._run.rate_state[1][1], *limits
 
     def _U(self):
         """The U in use: ``U``, or ``U_`` for ``U="auto"``."""
@@ -85,7 +85,7 @@ class _Rates:
         doc/user_guide/theory.rst for the bound it keeps), and eta="theory"'s
         bounds rescaled to the new U."""
         n = len(self._features)
-        self._next_check = self.t_ + max(PRESS_ROWS, n // PRESS_SHARE)
+        self._next_check = self._run.t + max(PRESS_ROWS, n // PRESS_SHARE)
         if self._loop is None or not n:
             return
         weights, U = self._loop.weights(), self.U_
@@ -94,7 +94,7 @@ class _Rates:
         theta = np.full(self._theta.shape, self._theta_start)
         theta[:, :n] = PSI[self.psi].inverse(weights, 2.0 * U, float(self.p))
         self.U_ = 2.0 * U
-        self._rate_state = TheoryRates.rescaled(self._rate_state, self.U_)
+        self._run.rate_state = TheoryRates.rescaled(self._run.rate_state, self.U_)
         self._theta, self._intercept = theta, self._intercept.copy()
         self._build(None)
 
@@ -118,15 +118,15 @@ class _Rates:
         rates.prepare(X, np.reshape(target, (1, -1)), None if w == 1.0
                       else np.full(1, w))
         rates.start_pass()
-        pair = rates.rates(np.zeros(1, np.intp), self.t_)
+        pair = rates.rates(np.zeros(1, np.intp), self._run.t)
         if pair == old:
             return None  # (the general path takes it, for another reason)
         self._loop.set_rates(*pair)
         B, S, _, _ = rates.pending
         limits = calls.bound_limit, calls.weight_limit
         calls.bound_limit, calls.weight_limit = B, S
-        sums = self._rows.learn(x, self._features, target, *pair, self.t_,
-                                self.cumulative_loss_, self._initial_loss_sum, w,
+        sums = self._rows.learn(x, self._features, target, *pair, self._run.t,
+                                self._run.cumulative_loss, self._run.initial_loss, w,
                                 first)
         if type(sums) is not tuple:
             self._loop.set_rates(*old)
@@ -138,7 +138,7 @@ class _Rates:
     def _commit(self, rates):
         """Keep the rates of a trial taken at ``rates`` (eta="theory")."""
         rates.finish_pass()
-        self._rate_state = rates.state()
+        self._run.rate_state = rates.state()
         self._loop.set_rates(*rates.current())
         self._rates = self._loop.rates
         self._calls.weight_limit, self._calls.bound_limit, _ = self._limits()

@@ -1,6 +1,7 @@
 """The learning run of a model: what it carries from one call to the next.
 
-A :class:`Run` is owned by one estimator (``BaseGA._the_run``) and holds the
+A :class:`Run` is owned by one model (an estimator's ``BaseGA._the_run``, a River
+learner's; the River learners keep their counters and rate state in it) and holds the
 compiled loop kept between calls, the rate object's state, the counters of the
 trials seen, the sums of the averaged trials, the one-row path built on them, and
 the lock that lets one call train at a time. Every path of a call — a batch's

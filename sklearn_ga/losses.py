@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 
+from ._docstrings import fill_docstring
 from ._phi import PHI
 from ._psi import PSI
 
@@ -232,6 +233,7 @@ def potential(z, *, phi=None, psi=None, U=1.0, p=2.0):
         return float(np.sum(entry.potential(theta, U, p)))
 
 
+@fill_docstring
 def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):
     """Matching divergence Delta_psi(Theta~, Theta) of KW01 eq. (19).
 
@@ -243,8 +245,7 @@ def divergence(theta_tilde, theta, *, psi="identity", U=1.0, p=2.0):
     ----------
     theta_tilde, theta : array-like of shape (n_features,) or (k, n_features)
         Parameter matrices (not weights); a 1-D array is one row.
-    psi : {"identity", "softmax", "eg_pm", "exp", "pnorm", "burg"}, \
-            default="identity"
+    psi : [bregman psi choices], default="identity"
         Parameterization function: half the squared distance (identity), the
         relative entropy of the weights (softmax; eg_pm on its 2n weights), the
         unnormalized relative entropy (exp), the p-norm divergence (pnorm), the

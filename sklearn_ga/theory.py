@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
+from ._docstrings import fill_docstring
 from ._guarantees import (
     Guarantee,
     _check_nonnegative,
@@ -67,6 +68,7 @@ RelativeLossBound = namedtuple(
 RelativeLossBound.__doc__ = """KW01 Theorem 3 evaluated on data for a comparator."""
 
 
+@fill_docstring
 def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     """b_{X,psi} of KW01 eq. (28): sup of x^T Dpsi(theta) x over theta and rows x.
 
@@ -78,13 +80,14 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     eg_pm        U^2 max ||x||_inf^2 (softmax on x' = U (x, -x); HKW §III)
     pnorm        (p - 1) max ||x||_p^2 (smoothness of ||theta||_p^2 / 2)
     exp          infinite: x^T Dpsi(theta) x = sum_j e^theta_j x_j^2
+    burg         infinite: x^T Dpsi(theta) x = sum_j w_j^2 x_j^2
     ============ =======================================================
 
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         The inputs of the trial sequence (CSR zeros count as entries).
-    psi : {"identity", "softmax", "eg_pm", "pnorm", "exp"}, default="identity"
+    psi : [additive psi choices], default="identity"
         Parameterization function.
     U : float, default=1.0
         Scale of EG± (``psi="eg_pm"``).
@@ -103,8 +106,9 @@ def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     Raises
     ------
     ValueError
-        For ``psi="exp"``, where no finite bound follows from X, and for the
-        geodesic psi, which Theorem 3 does not cover.
+        For a psi of unbounded weights (``"exp"``, ``"burg"``), where no finite
+        bound follows from X, and for the geodesic psi, which Theorem 3 does not
+        cover.
 
     Examples
     --------

@@ -22,6 +22,12 @@ def _peak_bytes(function):
         tracemalloc.stop()
 
 
+# With U="auto", a psi of simplex weights checks them on the first rows made
+# dense (_auto_scale.range_check): at most SCALE_ROWS x 256 numbers whatever X's
+# size, more than a tenth of these small X. A number for U skips it.
+NO_RANGE_CHECK = {"softmax": {"U": 1.0}}
+
+
 def _data(m=20_000, n=50, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, n))
@@ -49,7 +55,8 @@ def test_the_theory_rate_does_not_copy_x(psi, sparse):
         X[np.abs(X) < 0.5] = 0.0
         X = sp.csr_matrix(X)
     size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sparse else X.nbytes
-    model = GARegressor(psi=psi, phi="tanh", p=3.0, max_iter=1, tol=None)
+    model = GARegressor(psi=psi, phi="tanh", p=3.0, max_iter=1, tol=None,
+                        **NO_RANGE_CHECK.get(psi, {}))
     assert _peak_bytes(lambda: model.fit(X, y)) < 0.1 * size
     assert model.eta_ > 0
 
@@ -69,7 +76,8 @@ def test_fit_does_not_copy_canonical_csr(index_type):
     X.indices, X.indptr = X.indices.astype(index_type), X.indptr.astype(index_type)
     assert X.has_canonical_format
     size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    model = GARegressor(psi="softmax", phi="tanh", eta=0.05, max_iter=2, tol=None)
+    model = GARegressor(psi="softmax", phi="tanh", eta=0.05, max_iter=2, tol=None,
+                        **NO_RANGE_CHECK["softmax"])
     assert _peak_bytes(lambda: model.fit(X, y)) < 0.1 * size
 
 
@@ -174,9 +182,9 @@ def test_float32_rows_fit_the_float64_model_without_a_copy(psi, options, weighte
     assert t == 2 * X.shape[0]
     peak = _peak_bytes(lambda: model.fit(X32, y, sample_weight=weights))
     # The per-row vectors of any fit (targets, order, rates, the theory rate's
-    # bounds): 8 bytes a row each, 4% of these float32 rows; the blocks add at
-    # most 1/64 of X.
-    assert peak < 0.25 * X32.nbytes
+    # bounds, and in later passes its quantile and per-row rates): 8 bytes a row
+    # each, 4% of these float32 rows; the blocks add at most 1/64 of X.
+    assert peak < 0.35 * X32.nbytes
     assert np.array_equal(model.coef_, coef)
     assert np.array_equal(model.intercept_, intercept)
     assert model.t_ == t

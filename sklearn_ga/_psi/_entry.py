@@ -28,7 +28,7 @@ class Parameterization:
     * ``row_bounds(X, U, p)``: for each row x of X (dense or CSR), the bound that
       the default learning rate takes: x^T Dpsi(theta) x at its sup over theta
       (KW01 eq. 28), or where there is none a stand-in (see each psi). The
-      compiled ``_row_bound`` (``_src/bounds.pxi``) computes the same for the
+      compiled ``_row_bound`` (``_src/psi.pxi``) computes the same for the
       rates; these are its reference;
     * ``input_bound(X, U, p)``: b_{X,psi} of eq. (28), the largest row bound
       (a max over rows, so that it can be taken block by block); None where no
