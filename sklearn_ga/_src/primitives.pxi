@@ -23,6 +23,8 @@ cdef extern from "_src/ga_exp_log.h":
 
 cdef extern from "_src/ga_rows.h":
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
+    double ga_dot_top(const double* w, const double* x, Py_ssize_t n,
+                      double* sums) noexcept nogil
     void ga_axpy(double* theta, double step, const double* x,
                  Py_ssize_t n) noexcept nogil
     double ga_axpy_dot(double* theta, double step, const double* x,
