@@ -63,7 +63,8 @@ cdef extern from "_src/ga_terms.h":
     void ga_theta_from_terms(double* theta, const double* num, double shift,
                              Py_ssize_t n) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
-                          Py_ssize_t n, double dmax) noexcept nogil
+                          const double* x_next, Py_ssize_t n, double dmax,
+                          double* sums) noexcept nogil
     bint ga_step_factors(double step, const double* x, double* down, double* up,
                          Py_ssize_t n, double dmax) noexcept nogil
     double ga_scale_pm_dot(double* theta, double* num, double* den, double step,

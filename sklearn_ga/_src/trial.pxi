@@ -96,8 +96,8 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                         const double* y, double weight, double* loss) noexcept nogil:
     """One trial of KW01 Figure 5; returns False if anything became non-finite.
 
-    ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
-    or eg_pm its dot products are summed in the same pass as this trial's update.
+    ``x_next`` (dense rows, may be NULL) is the next trial's row: with a psi of
+    _fused_dot its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j, q
     cdef double residual, dot, x_top = -1.0, step_scale = s.eta * weight, moved = 0.0
@@ -156,16 +156,19 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             if fuse and _two_terms(s.psi):
                 s.dot[j] = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_next, nnz)
             elif fuse:
-                s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
+                s.dot[j] = ga_dot(s.num + j * s.n, x_next, nnz)
             continue
         if s.avg != NULL:
             _settle_columns(s, j, x_ind, nnz, dense)
         if fuse and _two_terms(s.psi):
             s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
-        elif fuse:
+        elif fuse and _no_terms(s.psi):
             s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
                                    x_next, nnz, &s.x_squares)
             s.squares_ready = True
+        elif fuse:
+            s.dot[j] = _update_terms_row(s, j, step_scale * residual, x_val, x_next,
+                                         x_top)
         elif dense:
             _update_dense_row(s, j, step_scale * residual, x_val, x_top)
         else:
