@@ -15,6 +15,7 @@ Python; this module only loops, and reports a failure (a non-finite activation,
 prediction, loss or parameter) as a status with the trial index.
 """
 
+from cython cimport floating
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy

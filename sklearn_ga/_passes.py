@@ -162,8 +162,8 @@ class TrialRunner:
     averaging from position ``average_from`` on (an averaging loop's).
 
     X is validated float64, C-contiguous or canonical CSR (``canonical_csr``), or
-    a C-contiguous float32 ndarray, whose rows a run reads as float64 a block at
-    a time (``float64_rows``: the blocks' trials as one run's), and Y the encoded
+    a C-contiguous float32 ndarray, whose rows a run reads as float64 one at a
+    time (``run_dense``), and Y the encoded
     (m, k) targets. With ``check_rows``, a CSR X is not checked yet:
     each run checks each row before reading it (``run_csr``'s check_rows) until
     :meth:`all_checked` says that every row has been. If a run fails, X is checked
@@ -189,11 +189,9 @@ class TrialRunner:
             status, trials, loss = loop.run_csr(
                 X.data, self.indices, self.indptr, X.shape[1], self.Y, self.weights,
                 order, self.unchecked, hold, rates, average_from)
-        elif X.dtype == np.float64:
+        else:  # (float64 or float32 rows)
             status, trials, loss = loop.run_dense(X, self.Y, self.weights, order,
                                                   rates, average_from)
-        else:
-            status, trials, loss = self._run_blocks(loop, order, rates, average_from)
         if status != Status.OK and self.unchecked:
             checked_structure(X)  # (a malformed X, before any other error)
             if status == Status.UNREADABLE:
@@ -203,23 +201,6 @@ class TrialRunner:
                 assert_all_finite(X, input_name="X",
                                   estimator_name=self.estimator_name)
         return status, trials, loss
-
-    def _run_blocks(self, loop, order, rates, average_from):
-        """A dense run over the float64 blocks of a float32 X's rows ``order``: a
-        run of each block's trials, the next from where it stopped (its loss sum
-        too, so that it is the one run's)."""
-        total = 0.0
-        for start, stop, block in float64_rows(self.X, order):
-            part = order[start:stop]
-            status, trials, total = loop.run_dense(
-                block, np.ascontiguousarray(self.Y[part]),
-                self.weights[part] if self.weights.shape[0] else self.weights,
-                np.arange(stop - start, dtype=order.dtype),
-                rates[start:stop] if rates.shape[0] else rates,
-                max(0, average_from - start), total)
-            if status != Status.OK:
-                return status, start + trials, total
-        return Status.OK, order.shape[0], total
 
     def all_checked(self):
         """Every row has been read by a run that succeeded: X is well formed."""

@@ -45,8 +45,8 @@ def light_inputs(estimator, X, float32=False):
 
 def loop_rows(X):
     """X (validated as float64 or float32) as the trial loop's passes read it: a
-    dense float32 X as it is, which they convert a block of rows at a time
-    (:func:`float64_rows`, at most a few percent of X beside it), anything else
+    dense float32 X as it is, whose rows a run reads as float64 one at a time
+    (``TrialLoop.run_dense``: no copy of X), anything else
     as float64 (a CSR X's values are read in place, and converted whole)."""
     if X.dtype == np.float64 or not sp.issparse(X):
         return X

@@ -1,32 +1,49 @@
 # Dense row updates: theta_j <- theta_j - step x with the weights kept in sync,
 # by multiplying the exponential terms for small steps (ga_scale_terms, and the one
-# pass of EG+-, which also sums the next trial's dot product) or by a recompute of
+# pass of EG+-, each of which can sum the next trial's dot product) or by a recompute of
 # the row from theta (large steps, every RENEW_DENSE small ones, pnorm always).
 
 cdef void _update_dense_row(State* s, Py_ssize_t j, double step, const double* x,
                             double x_top) noexcept nogil:
     """theta_j <- theta_j - step * x for a dense row, weights kept in sync."""
-    cdef Py_ssize_t base = j * s.n
-    cdef double total
     if _two_terms(s.psi):
         _update_pm_row(s, j, step, x, NULL, x_top)
-        return
+    else:
+        _update_terms_row(s, j, step, x, NULL, x_top)
+
+
+cdef double _update_terms_row(State* s, Py_ssize_t j, double step, const double* x,
+                              const double* x_next, double x_top) noexcept nogil:
+    """theta_j <- theta_j - step * x for a dense row of one term per coordinate
+    (max |x| = x_top), weights kept in sync.
+
+    Returns the next trial's sum num x_next (x_next may be NULL: 0), summed in
+    the pass of a multiplicative step with max |x_next| (s.x_top) and |x_next|^2
+    (s.x_squares), as _update_pm_row does; after a recompute, in a pass of its own.
+    """
+    cdef Py_ssize_t base = j * s.n
+    cdef double total
+    cdef double sums[3]
     if (not _multiplicative(s, step, x_top) or fabs(step) * x_top > GA_STEP_MAX
             or s.age[j] >= RENEW_DENSE):
         ga_axpy(s.theta + base, step, x, s.n)
         _recompute_row(s, j)
-        return
-    total = ga_scale_terms(s.theta + base, s.num + base, step, x, s.n,
-                           fabs(step) * x_top)
+        return ga_dot(s.num + base, x_next, s.n) if x_next != NULL else 0.0
+    total = ga_scale_terms(s.theta + base, s.num + base, step, x, x_next, s.n,
+                           fabs(step) * x_top, sums)
+    if x_next != NULL:
+        s.x_top, s.x_top_ready = sums[1], True
+        s.x_squares, s.squares_ready = sums[2], True
     s.age[j] += 1.0
     if not _normalized(s.psi):
-        return
+        return sums[0]
     s.norm[j] = total
     # A normalizer out of [e^-30, e^30] means the shift is stale: re-shift.
     if not TERM_LOW < total < TERM_HIGH:
         _recompute_row(s, j)
-    else:
-        _set_scale(s, j)
+        return ga_dot(s.num + base, x_next, s.n) if x_next != NULL else 0.0
+    _set_scale(s, j)
+    return sums[0]
 
 
 cdef double _update_pm_row(State* s, Py_ssize_t j, double step, const double* x,

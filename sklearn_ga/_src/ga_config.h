@@ -50,6 +50,9 @@
 typedef double ga_v4 __attribute__((vector_size(32), aligned(8), may_alias));
 #define GA_LOAD4(v, p) ((v) = *(const ga_v4*)(p))
 #define GA_STORE4(p, v) (*(ga_v4*)(p) = (v))
+/* Their bits, for a select by the mask that a comparison of two ga_v4 gives. */
+typedef long long ga_i4 __attribute__((vector_size(32), aligned(8), may_alias));
+#define GA_SIGN_BIT ((long long)1 << 63)
 
 /* Finite math for a loop that vectorizes only under it (a max: see ga_max). */
 #if defined(__GNUC__) && !defined(__clang__)

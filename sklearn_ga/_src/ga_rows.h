@@ -36,6 +36,53 @@ GA_SIMD static double GA_FN(ga_dot)(const double* w, const double* x,
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+/* ga_dot(w, x, n), with max |x| in sums[0] and ga_dot(x, x, n) in sums[1] (the
+   step's bound and its length, KMWW eq. 8), in one pass over x: the same sums in
+   the same order, so the same bits, as the three passes. Vectors of four, as in
+   ga_axpy_dot; the max as a compare and a select of bits (exact in any order: no
+   NaN reaches it, see ga_max). */
+GA_SIMD static double GA_FN(ga_dot_top)(const double* w, const double* x,
+                                        Py_ssize_t n, double* sums) {
+    const ga_i4 magnitude = {~GA_SIGN_BIT, ~GA_SIGN_BIT, ~GA_SIGN_BIT, ~GA_SIGN_BIT};
+    ga_v4 s0 = {0.0}, s1 = {0.0}, z0 = {0.0}, z1 = {0.0}, m0 = {0.0}, m1 = {0.0};
+    ga_v4 w0, w1, u0, u1, a0, a1;
+    double s[8], z[8], m[8], top = 0.0, t;
+    Py_ssize_t q = 0;
+    int l;
+    for (; q + 8 <= n; q += 8) {
+        GA_LOAD4(w0, w + q);
+        GA_LOAD4(w1, w + q + 4);
+        GA_LOAD4(u0, x + q);
+        GA_LOAD4(u1, x + q + 4);
+        s0 += w0 * u0;
+        s1 += w1 * u1;
+        z0 += u0 * u0;
+        z1 += u1 * u1;
+        a0 = (ga_v4)((ga_i4)u0 & magnitude);
+        a1 = (ga_v4)((ga_i4)u1 & magnitude);
+        m0 = (ga_v4)(((ga_i4)a0 & (a0 > m0)) | ((ga_i4)m0 & ~(a0 > m0)));
+        m1 = (ga_v4)(((ga_i4)a1 & (a1 > m1)) | ((ga_i4)m1 & ~(a1 > m1)));
+    }
+    /* (Stores, not lane reads: those keep the sums in memory through the loop.) */
+    GA_STORE4(s, s0);
+    GA_STORE4(s + 4, s1);
+    GA_STORE4(z, z0);
+    GA_STORE4(z + 4, z1);
+    GA_STORE4(m, m0);
+    GA_STORE4(m + 4, m1);
+    for (l = 0; l < 8; l++)
+        top = ga_greater(m[l], top);
+    for (; q < n; q++) {
+        s[0] += w[q] * x[q];
+        z[0] += x[q] * x[q];
+        t = fabs(x[q]);
+        top = ga_greater(t, top);
+    }
+    sums[0] = top;
+    sums[1] = ((z[0] + z[1]) + (z[2] + z[3])) + ((z[4] + z[5]) + (z[6] + z[7]));
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 /* theta -= step * x */
 GA_SIMD static void GA_FN(ga_axpy)(double* theta, double step,
                                    const double* x, Py_ssize_t n) {

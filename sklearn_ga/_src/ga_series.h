@@ -32,6 +32,21 @@ GA_INLINE void ga_expm1_pm(double d, int degree, double* down, double* up) {
     *up = even + odd;
 }
 
+/* e^{-d} - 1 of ga_expm1_pm, in four lanes (the same operations in each). */
+GA_INLINE void ga_expm1_down4(const ga_v4* d, int degree, ga_v4* down) {
+    double e = ga_inv_factorial[degree / 2 * 2];
+    double o = ga_inv_factorial[(degree - 1) / 2 * 2 + 1];
+    ga_v4 u = *d * *d, even = {e, e, e, e}, odd = {o, o, o, o};
+    int k;
+    for (k = degree / 2 - 1; k >= 1; k--)
+        even = even * u + ga_inv_factorial[2 * k];
+    for (k = (degree - 1) / 2 - 1; k >= 1; k--)
+        odd = odd * u + ga_inv_factorial[2 * k + 1];
+    even *= u;
+    odd = *d + (*d * u) * odd;
+    *down = even - odd;
+}
+
 /* The lowest degree p (3 to 15) of the series of e^{-+d} whose truncation error
    e^{2 dmax} dmax^(p+1) / (p+1)! stays below 1e-17 relative for all
    |d| <= dmax <= GA_STEP_MAX. */

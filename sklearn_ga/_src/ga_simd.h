@@ -57,10 +57,10 @@
 
 /* X(name) for every primitive of the table. */
 #define GA_PRIMITIVES(X)                                                           \
-    X(ga_dot) X(ga_axpy) X(ga_axpy_dot) X(ga_sum) X(ga_uniform) X(ga_fill)       \
-    X(ga_max) X(ga_dot_diff) X(ga_held_dot) X(ga_quotients) X(ga_index_scan32)   \
-    X(ga_index_scan64) X(ga_softmax_terms) X(ga_eg_pm_terms) X(ga_exp_terms)     \
-    X(ga_pnorm_terms) X(ga_theta_from_terms) X(ga_scale_terms)                   \
+    X(ga_dot) X(ga_dot_top) X(ga_axpy) X(ga_axpy_dot) X(ga_sum) X(ga_uniform)    \
+    X(ga_fill) X(ga_max) X(ga_dot_diff) X(ga_held_dot) X(ga_quotients)           \
+    X(ga_index_scan32) X(ga_index_scan64) X(ga_softmax_terms) X(ga_eg_pm_terms)  \
+    X(ga_exp_terms) X(ga_pnorm_terms) X(ga_theta_from_terms) X(ga_scale_terms)   \
     X(ga_step_factors) X(ga_scale_pm_dot) X(ga_geodesic_sums) X(ga_block_dots)   \
     X(ga_block_update)
 
@@ -142,6 +142,7 @@ static void ga_simd_use(int level) {
 /* The callers' names: calls through the table. */
 #define GA_CALL(name) (ga_simd.name)
 #define ga_dot GA_CALL(ga_dot)
+#define ga_dot_top GA_CALL(ga_dot_top)
 #define ga_axpy GA_CALL(ga_axpy)
 #define ga_axpy_dot GA_CALL(ga_axpy_dot)
 #define ga_sum GA_CALL(ga_sum)

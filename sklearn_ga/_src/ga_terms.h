@@ -170,33 +170,98 @@ GA_SIMD static void GA_FN(ga_theta_from_terms)(double* theta, const double* num,
 
 /* theta -= step * x with the terms e^{theta - shift} following multiplicatively,
    num *= e^{-d} (softmax, exp: den is num) with the series degree of dmax =
-   |step| max|x| (ga_series_degree in ga_series.h); returns the new sum of num. */
-#define GA_SCALE_LOOP(P)                                                        \
-    for (; q + 4 <= n; q += 4)                                                  \
-        for (l = 0; l < 4; l++) {                                               \
-            d = step * x[q + l];                                                \
-            theta[q + l] -= d;                                                  \
-            ga_expm1_pm(d, P, &down, &up);                                      \
-            num[q + l] += num[q + l] * down;                                    \
-            total[l] += num[q + l];                                             \
-        }                                                                       \
-    for (; q < n; q++) {                                                        \
-        d = step * x[q];                                                        \
-        theta[q] -= d;                                                          \
+   |step| max|x| (ga_series_degree in ga_series.h); returns the new sum of num in
+   four partial sums. With x_next (not NULL), the same pass sums, for the next
+   trial, ga_dot(num, x_next) (sums[0]), max |x_next| (sums[1]) and
+   ga_dot(x_next, x_next) (sums[2]) in ga_dot's eight partial sums and order, so
+   that the row is read once per trial, as EG+-'s is (ga_pm_pass). */
+#define GA_SCALE_AT(P, i, lane, next_lane, NEXT)                                \
+    do {                                                                        \
+        d = step * x[i];                                                        \
+        theta[i] -= d;                                                          \
         ga_expm1_pm(d, P, &down, &up);                                          \
-        num[q] += num[q] * down;                                                \
-        total[0] += num[q];                                                     \
-    }
+        t = num[i] + num[i] * down;                                             \
+        num[i] = t;                                                             \
+        total[lane] += t;                                                       \
+        if (NEXT) {                                                             \
+            dot[next_lane] += t * x_next[i];                                    \
+            z[next_lane] += x_next[i] * x_next[i];                              \
+            a = fabs(x_next[i]);                                                \
+            top[next_lane] = a > top[next_lane] ? a : top[next_lane];           \
+        }                                                                       \
+    } while (0)
+/* Four coordinates at i, in vectors (GCC does not vectorize the fused pass of
+   scalars): the same operations per lane. */
+#define GA_SCALE_AT4(P, i, next_sum, next_squares, next_top, NEXT)              \
+    do {                                                                        \
+        GA_LOAD4(u, x + (i));                                                   \
+        GA_LOAD4(h, theta + (i));                                               \
+        GA_LOAD4(w, num + (i));                                                 \
+        v = step * u;                                                           \
+        h -= v;                                                                 \
+        GA_STORE4(theta + (i), h);                                              \
+        ga_expm1_down4(&v, P, &v);                                              \
+        w = w + w * v;                                                          \
+        GA_STORE4(num + (i), w);                                                \
+        sum4 += w;                                                              \
+        if (NEXT) {                                                             \
+            GA_LOAD4(u, x_next + (i));                                          \
+            next_sum += w * u;                                                  \
+            next_squares += u * u;                                              \
+            u = (ga_v4)((ga_i4)u & magnitude);                                  \
+            next_top = (ga_v4)(((ga_i4)u & (u > next_top))                      \
+                               | ((ga_i4)next_top & ~(u > next_top)));          \
+        }                                                                       \
+    } while (0)
+#define GA_SCALE_PASS(P, NEXT)                                                  \
+    for (; q + 8 <= n; q += 8) {                                                \
+        GA_SCALE_AT4(P, q, s0, z0, m0, NEXT);                                   \
+        GA_SCALE_AT4(P, q + 4, s1, z1, m1, NEXT);                               \
+    }                                                                           \
+    GA_STORE4(total, sum4);                                                     \
+    GA_STORE4(dot, s0);                                                         \
+    GA_STORE4(dot + 4, s1);                                                     \
+    GA_STORE4(z, z0);                                                           \
+    GA_STORE4(z + 4, z1);                                                       \
+    GA_STORE4(top, m0);                                                         \
+    GA_STORE4(top + 4, m1);                                                     \
+    for (; q + 4 <= n; q += 4)                                                  \
+        for (l = 0; l < 4; l++)                                                 \
+            GA_SCALE_AT(P, q + l, l, 0, NEXT);                                  \
+    for (; q < n; q++)                                                          \
+        GA_SCALE_AT(P, q, 0, 0, NEXT);
+#define GA_SCALE_LOOP(P) GA_SCALE_PASS(P, 0)
+#define GA_SCALE_NEXT_LOOP(P) GA_SCALE_PASS(P, 1)
 GA_SIMD static double GA_FN(ga_scale_terms)(double* restrict theta,
                                             double* restrict num, double step,
-                                            const double* x, Py_ssize_t n,
-                                            double dmax) {
-    double total[4] = {0.0, 0.0, 0.0, 0.0}, d, down, up;
+                                            const double* restrict x,
+                                            const double* restrict x_next,
+                                            Py_ssize_t n, double dmax,
+                                            double* restrict sums) {
+    const ga_i4 magnitude = {~GA_SIGN_BIT, ~GA_SIGN_BIT, ~GA_SIGN_BIT, ~GA_SIGN_BIT};
+    ga_v4 sum4 = {0.0}, s0 = {0.0}, s1 = {0.0}, z0 = {0.0}, z1 = {0.0};
+    ga_v4 m0 = {0.0}, m1 = {0.0}, u, v, h, w;
+    double total[4], dot[8], z[8], top[8], d, down, up, t, a;
     Py_ssize_t q = 0;
     int l;
-    GA_BY_DEGREE(dmax, GA_SCALE_LOOP)
+    if (x_next == NULL) {
+        GA_BY_DEGREE(dmax, GA_SCALE_LOOP)
+        return (total[0] + total[1]) + (total[2] + total[3]);
+    }
+    GA_BY_DEGREE(dmax, GA_SCALE_NEXT_LOOP)
+    for (l = 1; l < 8; l++)
+        top[0] = ga_greater(top[l], top[0]);
+    sums[0] = ((dot[0] + dot[1]) + (dot[2] + dot[3]))
+              + ((dot[4] + dot[5]) + (dot[6] + dot[7]));
+    sums[1] = top[0];
+    sums[2] = ((z[0] + z[1]) + (z[2] + z[3])) + ((z[4] + z[5]) + (z[6] + z[7]));
     return (total[0] + total[1]) + (total[2] + total[3]);
 }
+#undef GA_SCALE_AT
+#undef GA_SCALE_AT4
+#undef GA_SCALE_PASS
+#undef GA_SCALE_LOOP
+#undef GA_SCALE_NEXT_LOOP
 
 /* The factors of a CSR row's multiplicative step d_q = step x_q, all
    |d_q| <= dmax. For dmax <= GA_STEP_MAX (returns 1): down_q = e^{-d_q} - 1 and

@@ -23,6 +23,8 @@ cdef extern from "_src/ga_exp_log.h":
 
 cdef extern from "_src/ga_rows.h":
     double ga_dot(const double* w, const double* x, Py_ssize_t n) noexcept nogil
+    double ga_dot_top(const double* w, const double* x, Py_ssize_t n,
+                      double* sums) noexcept nogil
     void ga_axpy(double* theta, double step, const double* x,
                  Py_ssize_t n) noexcept nogil
     double ga_axpy_dot(double* theta, double step, const double* x,
@@ -61,7 +63,8 @@ cdef extern from "_src/ga_terms.h":
     void ga_theta_from_terms(double* theta, const double* num, double shift,
                              Py_ssize_t n) noexcept nogil
     double ga_scale_terms(double* theta, double* num, double step, const double* x,
-                          Py_ssize_t n, double dmax) noexcept nogil
+                          const double* x_next, Py_ssize_t n, double dmax,
+                          double* sums) noexcept nogil
     bint ga_step_factors(double step, const double* x, double* down, double* up,
                          Py_ssize_t n, double dmax) noexcept nogil
     double ga_scale_pm_dot(double* theta, double* num, double* den, double step,
@@ -156,9 +159,7 @@ def float64_block(const float[:, ::1] X, const Py_ssize_t[::1] rows,
     """``out[i] = X[rows[i]]`` converted to float64, for each i < len(rows): a
     block of the rows a pass reads from a float32 X (``_validation.float64_rows``),
     gathered and converted in one pass over them."""
-    cdef Py_ssize_t i, q, n = X.shape[1], count = rows.shape[0]
-    cdef const float* row
-    cdef double* block
+    cdef Py_ssize_t i, n = X.shape[1], count = rows.shape[0]
     if out.shape[0] < count or out.shape[1] != n:
         raise ValueError("out cannot hold the rows")
     for i in range(count):
@@ -166,7 +167,12 @@ def float64_block(const float[:, ::1] X, const Py_ssize_t[::1] rows,
             raise IndexError(f"row {rows[i]} is not in X")
     with nogil:
         for i in range(count):
-            row = &X[rows[i], 0]
-            block = &out[i, 0]
-            for q in range(n):
-                block[q] = row[q]
+            _float64_row(&X[rows[i], 0], &out[i, 0], n)
+
+
+cdef inline void _float64_row(const float* row, double* out,
+                              Py_ssize_t n) noexcept nogil:
+    """out = row converted to float64 (exactly)."""
+    cdef Py_ssize_t q
+    for q in range(n):
+        out[q] = row[q]

@@ -45,7 +45,8 @@ cdef extern from *:
     #define ga_psi_two_terms(psi) ((psi) == GA_PSI_EG_PM)
     #define ga_psi_power_terms(psi) ((psi) == GA_PSI_PNORM)
     #define ga_psi_signed_shift(psi) ((psi) == GA_PSI_SOFTMAX)
-    #define ga_psi_fused_dot(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_EG_PM)
+    #define ga_psi_fused_dot(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_EG_PM \
+                                   || (psi) == GA_PSI_SOFTMAX || (psi) == GA_PSI_EXP)
     #define ga_psi_homogeneous(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_PNORM)
     """
     # The geodesic psi whose weights are U theta / ||theta||_2 (KMWW Example 2) ...
@@ -63,7 +64,8 @@ cdef extern from *:
     # The row's shift is its largest theta (softmax), not its largest |theta|.
     bint _signed_shift "ga_psi_signed_shift"(int psi) noexcept nogil
     # A dense update that sums the next trial's dot product in its pass over the
-    # row (identity: ga_axpy_dot; EG+-: ga_scale_pm_dot), so X is streamed once.
+    # row (identity: ga_axpy_dot; EG+-: ga_scale_pm_dot; softmax, exp:
+    # ga_scale_terms), so X is streamed once.
     bint _fused_dot "ga_psi_fused_dot"(int psi) noexcept nogil
     # psi(c theta) = c psi(theta) for c >= 0 (identity; pnorm, whose terms are
     # powers of theta / shift): a factor of theta is a factor of the weights.

@@ -99,8 +99,8 @@ cdef struct State:
     double* a           # k   activations of the current trial
     double* y_hat       # k   predictions of the current trial
     double* dot         # k   psi(Theta) x of the next trial, summed during the update
-    bint dot_ready      #     whether dot holds it (dense psi = identity, eg_pm)
-    double x_top        #     max |x| of the next dense row, summed by an EG+- update
+    bint dot_ready      #     whether dot holds it (dense rows of a _fused_dot psi)
+    double x_top        #     max |x| of the next dense row, summed by a fused update
     bint x_top_ready    #     whether x_top holds it
     double x_squares    #     |x|^2 of the next dense row, summed by that pass too
     bint squares_ready  #     whether x_squares holds it

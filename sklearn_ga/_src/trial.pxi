@@ -96,13 +96,14 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
                         const double* y, double weight, double* loss) noexcept nogil:
     """One trial of KW01 Figure 5; returns False if anything became non-finite.
 
-    ``x_next`` (dense rows, may be NULL) is the next trial's row: with psi = identity
-    or eg_pm its dot products are summed in the same pass as this trial's update.
+    ``x_next`` (dense rows, may be NULL) is the next trial's row: with a psi of
+    _fused_dot its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j, q
-    cdef double residual, dot, x_top = 0.0, step_scale = s.eta * weight, moved = 0.0
+    cdef double residual, dot, x_top = -1.0, step_scale = s.eta * weight, moved = 0.0
     # |x|^2, if the last trial's fused pass summed it (-1: not yet).
     cdef double squares = s.x_squares if s.squares_ready else -1.0
+    cdef double tops[2]
     cdef bint fuse = dense and x_next != NULL and _fused_dot(s.psi)
     if s.options:
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
@@ -122,6 +123,10 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             dot = ga_dot(_pnorm_gather(s, j, x_ind, nnz), x_val, nnz)
         elif _two_terms(s.psi):
             dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
+        elif dense and j == 0:
+            # max |x| and |x|^2 in the pass that reads x for the dot product.
+            dot = ga_dot_top(s.num, x_val, nnz, tops)
+            x_top, squares = tops[0], tops[1]
         elif dense:
             dot = ga_dot(s.num + j * s.n, x_val, nnz)
         else:
@@ -136,8 +141,12 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     if _two_terms(s.psi):
         # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
         step_scale *= s.U
-    if not _no_terms(s.psi) and not _power_terms(s.psi) and nnz > 0:
-        x_top = s.x_top if dense and s.x_top_ready else ga_max(x_val, nnz, 1)
+    if _no_terms(s.psi) or _power_terms(s.psi) or nnz == 0:
+        x_top = 0.0  # (no bound needed)
+    elif dense and s.x_top_ready:
+        x_top = s.x_top
+    elif x_top < 0.0:
+        x_top = ga_max(x_val, nnz, 1)
     s.x_top_ready = s.squares_ready = False
     for j in range(s.k):
         residual = s.y_hat[j] - y[j]
@@ -147,16 +156,19 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
             if fuse and _two_terms(s.psi):
                 s.dot[j] = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_next, nnz)
             elif fuse:
-                s.dot[j] = ga_dot(s.theta + j * s.n, x_next, nnz)
+                s.dot[j] = ga_dot(s.num + j * s.n, x_next, nnz)
             continue
         if s.avg != NULL:
             _settle_columns(s, j, x_ind, nnz, dense)
         if fuse and _two_terms(s.psi):
             s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
-        elif fuse:
+        elif fuse and _no_terms(s.psi):
             s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
                                    x_next, nnz, &s.x_squares)
             s.squares_ready = True
+        elif fuse:
+            s.dot[j] = _update_terms_row(s, j, step_scale * residual, x_val, x_next,
+                                         x_top)
         elif dense:
             _update_dense_row(s, j, step_scale * residual, x_val, x_top)
         else:

@@ -298,12 +298,15 @@ cdef class TrialLoop:
             f"{span}."
         )
 
-    def run_dense(self, const double[:, ::1] X, const double[:, ::1] Y,
+    def run_dense(self, const floating[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order,
-                  const double[:, ::1] rates=None, Py_ssize_t average_from=0,
-                  double loss_from=0.0):
+                  const double[:, ::1] rates=None, Py_ssize_t average_from=0):
         """Run one trial per entry of ``order`` on the dense rows of X.
 
+        X is float64 or float32: a float32 row is read as float64, converted
+        into a row of scratch just before the trial that reads it first (the
+        fused passes read the next row too), so that the run learns what a run
+        on the float64 copy of X would, without the copy.
         ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
         (len(order), 2), holds the rates (weights', intercepts') of each trial, by
         its position in ``order``; None or empty: the loop's ``eta`` and
@@ -311,31 +314,45 @@ cdef class TrialLoop:
         and its loss counts s times. An averaging loop averages the trials from
         position ``average_from`` of ``order`` on. Returns ``(status, trials,
         loss_sum)``: on ``DIVERGED``, ``trials`` is the position in ``order`` of the
-        failing trial and the state must be discarded. The sum starts at
-        ``loss_from`` (runs of consecutive blocks of rows sum as one run)."""
+        failing trial and the state must be discarded."""
+        import numpy as np
+
         self.release()  # (theta held by a run: written back first)
-        cdef Py_ssize_t t = 0, r, n_trials = order.shape[0]
+        cdef Py_ssize_t t = 0, r, n = X.shape[1], n_trials = order.shape[0]
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
-        cdef double loss, total = loss_from, weight = 1.0
+        cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
+        cdef const double* x
         cdef const double* x_next
-        self._check_shapes(X.shape[1], X.shape[0], Y, sample_weight, order, rates)
+        cdef double[::1] rows  # (float32 X) this trial's row and the next, as float64
+        self._check_shapes(n, X.shape[0], Y, sample_weight, order, rates)
         cdef const double* per_trial = _per_trial(rates)
+        if floating is float:
+            rows = np.empty(2 * n)
         self.s.average_from = average_from
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         self.s.dot_ready = self.s.x_top_ready = self.s.squares_ready = False
         self.running = True
         with nogil:
+            if floating is float and n_trials > 0:
+                _float64_row(&X[order[0], 0], &rows[0], n)
             while t < n_trials:
                 _trial_rates(&self.s, per_trial, t)
                 self.s.trial = t
                 r = order[t]
                 if weighted:
                     weight = sample_weight[r]
-                x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
-                ok = _trial(&self.s, &X[r, 0], no_index, self.s.n, True, x_next,
-                            &Y[r, 0], weight, &loss)
+                if floating is double:
+                    x = &X[r, 0]
+                    x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
+                else:
+                    x, x_next = &rows[(t % 2) * n], NULL
+                    if t + 1 < n_trials:
+                        x_next = &rows[((t + 1) % 2) * n]
+                        _float64_row(&X[order[t + 1], 0], <double*>x_next, n)
+                ok = _trial(&self.s, x, no_index, n, True, x_next, &Y[r, 0], weight,
+                            &loss)
                 if not ok:
                     break
                 _average_trial(&self.s)
