@@ -366,7 +366,9 @@ class BaseGA(Engine, BaseEstimator):
         checks of :meth:`_activations` then run, and report what is wrong. With
         ``outputs``, the predictions phi(A) of a dense row (clipped as
         :meth:`_outputs` clips them), or None where they are not finite."""
-        path = self._the_run().one_row
+        # (Read, not made: this runs at every one-row call.)
+        run = self.__dict__.get("_run")
+        path = None if run is None else run.one_row
         if path is None:
             path = one_row_path(self) if one_row(X) else None
         if not path:

@@ -269,7 +269,9 @@ class Engine:
         """``partial_fit(X, y)`` through the model's one-row path
         (:mod:`sklearn_ga._one_row`) if X is one ndarray or CSR row and the path
         can run the call; True if it did, else False with nothing changed."""
-        path = self._the_run().one_row
+        # (Read, not made: this runs at every one-row call.)
+        run = self.__dict__.get("_run")
+        path = None if run is None else run.one_row
         if path is None:
             path = one_row_path(self) if one_row(X) else None
         return bool(path) and path.learn(self, X, y)
