@@ -1,6 +1,7 @@
 # The state of one run (the codes come before it, from codes.pxi, which setup.py
 # writes from sklearn_ga/_codes.py): the thresholds of the factored storage, the State
-# struct that every function of the loop reads, and its copies for TrialLoop.save.
+# struct that every function of the loop reads, its copies for TrialLoop.save, and
+# the allocation of its term arrays.
 
 ctypedef fused index_t:
     int32_t
@@ -228,3 +229,23 @@ cdef void _guard_rows(State* s) noexcept nogil:
         return
     _copy_rows(s, s.backup, False)
     s.backed_up = True
+
+
+HUGE_PAGE = 2 ** 21
+
+
+def _term_arrays(count, k, n):
+    """count new (k, n) float64 arrays in one allocation.
+
+    From 2 MiB up, the allocation is aligned to 2 MiB and at least 4 MiB long, which
+    NumPy advises the kernel (Linux) to back with huge pages: a fresh array costs
+    a page fault per 4 KiB page on first touch otherwise, paid by every fit.
+    """
+    import numpy as np
+
+    size = count * k * n
+    if size * 8 < HUGE_PAGE:
+        return np.empty((count, k, n))
+    buffer = np.empty(max(size + HUGE_PAGE // 8, 2 * HUGE_PAGE // 8))
+    start = (-buffer.ctypes.data % HUGE_PAGE) // 8
+    return buffer[start:start + size].reshape(count, k, n)

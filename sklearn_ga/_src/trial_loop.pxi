@@ -1,30 +1,10 @@
-# The Python face of the loop: the allocation of the term arrays, and TrialLoop,
-# which owns the State, checks the codes and shapes, runs dense and CSR batches
-# without the GIL, and saves and restores the state.
-
-HUGE_PAGE = 2 ** 21
-
+# The Python face of the loop: TrialLoop, which owns the State, checks the codes and
+# shapes, runs dense and CSR batches without the GIL, and saves and restores the
+# state.
 
 cdef inline const double* _per_trial(const double[:, ::1] rates):
     """The per-trial rates of a run (_trial_rates), NULL for none."""
     return &rates[0, 0] if rates is not None and rates.shape[0] > 0 else NULL
-
-
-def _term_arrays(count, k, n):
-    """count new (k, n) float64 arrays in one allocation.
-
-    From 2 MiB up, the allocation is aligned to 2 MiB and at least 4 MiB long, which
-    NumPy advises the kernel (Linux) to back with huge pages: a fresh array costs
-    a page fault per 4 KiB page on first touch otherwise, paid by every fit.
-    """
-    import numpy as np
-
-    size = count * k * n
-    if size * 8 < HUGE_PAGE:
-        return np.empty((count, k, n))
-    buffer = np.empty(max(size + HUGE_PAGE // 8, 2 * HUGE_PAGE // 8))
-    start = (-buffer.ctypes.data % HUGE_PAGE) // 8
-    return buffer[start:start + size].reshape(count, k, n)
 
 
 cdef class TrialLoop:
