@@ -376,6 +376,7 @@ class Engine:
                 if done and chunks.rows < m:
                     loop.save()  # the last completed epoch, for an interruption
                 started = time.perf_counter() if self.verbose else 0.0
+                loop.loss_sum = cumulative_loss
                 try:
                     status, trials, epoch_loss = run_pass(
                         loop, run, order, rates, t, chunks, hold=epochs,
@@ -388,7 +389,9 @@ class Engine:
                     # (trials = m: the end-of-pass check of the parameters failed.)
                     raise config.divergence(t + min(trials + 1, m), rates)
                 t += m
-                cumulative_loss += epoch_loss
+                # (Each trial's loss added to the sum as it ends, as one-row calls
+                # add theirs: epoch_loss, the epoch's own sum, is for tol.)
+                cumulative_loss = loop.loss_sum
                 if not np.isfinite(cumulative_loss):
                     raise config.divergence(t, rates, cause=(
                         "the sum of the losses overflowed (each counted s times for "

@@ -185,12 +185,13 @@ class _GridMixin:
                     for g in configurations:
                         if g in diverged:
                             continue
-                        status, _, loss = run(loops[g], window[start:start + chunk])
+                        loops[g].loss_sum = losses[g]
+                        status, _, _ = run(loops[g], window[start:start + chunk])
                         if status != Status.OK:
                             losses[g] = np.inf
                             diverged.append(g)
                         else:
-                            losses[g] += loss
+                            losses[g] = loops[g].loss_sum  # (Engine._epochs')
                 return diverged
 
             for window in windows:

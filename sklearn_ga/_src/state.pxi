@@ -107,6 +107,8 @@ cdef struct State:
     bint squares_ready  #     whether x_squares holds it
     double path         # sum_t D(w_t, w_{t+1}) of the run, D = half the squared
                         #     length of a step (KMWW eq. 8; path_measure_)
+    double loss_sum     # the weighted losses of the trials, each added as it ends:
+                        #     the sum in trial order whatever the batches (cumulative_loss_)
     double* row_theta   # nnz theta of the coordinates a CSR row touches (scratch)
     double* row_num     # nnz their new num (scratch)
     double* row_den     # nnz their new den (scratch; aliases row_num unless EG+-)

@@ -278,6 +278,7 @@ cdef (bint, Py_ssize_t, double) _run_trials(
             break
         _average_trial(s)
         total += weight * loss
+        s.loss_sum += weight * loss
         t += 1
         s.touched += nnz
         if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
@@ -302,11 +303,12 @@ cdef (bint, Py_ssize_t, double) _run_outputs_apart(
     cdef double total = 0.0, loss
     for j in range(s.k):
         one = _output_state(s, j)
-        one.path = 0.0
+        one.path = one.loss_sum = 0.0
         done, t, loss = _run_trials(&one, values, columns, indptr, stored, Y, j,
                                     sample_weight, order, rates, limit)
         total += loss
         s.path += one.path
+        s.loss_sum += one.loss_sum
         if one.unreadable:
             # The first output checked every row up to it: the run stops there.
             s.unreadable = True

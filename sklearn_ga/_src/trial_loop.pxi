@@ -246,6 +246,18 @@ cdef class TrialLoop:
     def path(self, double value):
         self.s.path = value
 
+    @property
+    def loss_sum(self):
+        """The weighted losses of the trials of the runs, each added to the sum as
+        its trial ends (what a run of one trial at a time sums, whatever the
+        batches: ``cumulative_loss_``); set it to start a count; :meth:`restore`
+        puts it back."""
+        return self.s.loss_sum
+
+    @loss_sum.setter
+    def loss_sum(self, double value):
+        self.s.loss_sum = value
+
     def _check_shapes(self, Py_ssize_t features, Py_ssize_t rows,
                       const double[:, ::1] Y, const double[::1] sample_weight,
                       const Py_ssize_t[::1] order, const double[:, ::1] rates):
@@ -337,6 +349,7 @@ cdef class TrialLoop:
                     break
                 _average_trial(&self.s)
                 total += weight * loss
+                self.s.loss_sum += weight * loss
                 t += 1
             if ok:
                 _fold_all(&self.s)
