@@ -84,6 +84,10 @@ def test_no_warning_where_weights_of_the_set_fit():
     positive = X @ rng.uniform(0.5, 2.0, 8) + rng.normal(0, 0.1, 400)
     for psi in ("exp", "burg"):
         assert fit_warnings(GARegressor(psi, random_state=0), X, positive) == []
+    # EGU's positive weights then fit as well as gradient descent's.
+    egu = GARegressor("exp", random_state=0).fit(X[::2], positive[::2])
+    gd = GARegressor(random_state=0).fit(X[::2], positive[::2])
+    assert egu.score(X[1::2], positive[1::2]) > gd.score(X[1::2], positive[1::2]) - 0.01
     # On the simplex: a mixture of the inputs (the sum 1 fixes the scale).
     mixture = X @ np.array([0.5, 0.3, 0.2, 0, 0, 0, 0, 0]) + rng.normal(0, 0.05, 400)
     for psi in ("softmax", "simplex"):
