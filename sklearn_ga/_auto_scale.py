@@ -169,10 +169,14 @@ def _weight_set(entry):
     return "unit sum" if np.isclose(probe.sum(), 1.0) else "nonnegative"
 
 
-def _nonnegative_fit(A, Z, sums=None):
-    """The nonnegative least-squares weights of each column of Z on A (n x k);
+def _nonnegative_fit(A, Z, sums=None, ridge=0.0):
+    """The nonnegative least-squares weights of each column of Z on A (n x k):
     with ``sums``, each column's weights summing to its entry, held there by an
-    extra row that weighs the sum as much as all the rows."""
+    extra row that weighs the sum as much as all the rows; with ``ridge``, the
+    penalty ridge ||w||^2 (as rows sqrt(ridge) I of targets 0)."""
+    if ridge > 0:
+        A = np.vstack([A, np.sqrt(ridge) * np.eye(A.shape[1])])
+        Z = np.vstack([Z, np.zeros((A.shape[1], Z.shape[1]))])
     if sums is not None:
         heavy = np.sqrt(np.sum(A**2))
         A = np.vstack([A, np.full((1, A.shape[1]), heavy)])
@@ -184,17 +188,19 @@ def _nonnegative_fit(A, Z, sums=None):
 
 def range_check(psi, phi, X, Y, fit_intercept):
     """Warn if the weights that psi can learn fit the first rows worse than
-    weights of any sign: for some output, the best of them (nonnegative least
-    squares; on the simplex, summing to 1) explains ``RANGE_GAP`` less than the
-    best of a ridge fit (its penalty chosen as in :func:`_ridge_penalty`) and
-    the best weights in l1 balls of ``RANGE_RADII`` times its norm (chosen on
-    the held-out rows: an optimistic reference, as the benchmarks' SGD grid is),
-    each fitted on the even rows of the first ``SCALE_ROWS`` and scored (R^2 of
-    the activations phi^-1(Y)) on the odd ones, where weights of any sign
-    explain more than 0.1. Nothing is
-    checked for X of more than ``RANGE_COLUMNS`` columns or fewer than 20 rows,
-    and for nonnegative weights under a phi of rows (softmax), whose predictions
-    do not change when the same vector is added to every class's weights."""
+    weights of any sign: for some output, the best of them explains
+    ``RANGE_GAP`` less than the best weights of any sign, each fitted on the
+    even rows of the first ``SCALE_ROWS`` and scored (R^2 of the activations
+    phi^-1(Y)) on the odd ones, where weights of any sign explain more than 0.1.
+    The candidates of either side: a ridge fit (its penalty chosen as in
+    :func:`_ridge_penalty`; nonnegative weights at the same penalty) and the
+    best weights in l1 balls of ``RANGE_RADII`` times its l1 norm; on the
+    simplex, the best weights summing to 1. The best of each side is chosen on
+    the held-out rows (an optimistic reference, as the benchmarks' SGD grid is,
+    for both alike). Nothing is checked for X of more than ``RANGE_COLUMNS``
+    columns or fewer than 20 rows, and for nonnegative weights under a phi of
+    rows (softmax), whose predictions do not change when the same vector is
+    added to every class's weights."""
     entry = PSI[psi]
     kind = _weight_set(entry)
     m = min(X.shape[0], SCALE_ROWS)
@@ -218,21 +224,29 @@ def range_check(psi, phi, X, Y, fit_intercept):
     total[total <= 0] = np.inf  # (an output constant on the odd rows: no gap)
     ridge = _ridge_penalty(gram, right, fit[1], n, dual=False, chosen=True)
     free = np.linalg.solve(gram + ridge * np.eye(n), right)
-    bounded = _nonnegative_fit(A, fit[1], np.ones(Z.shape[1])
-                               if kind == "unit sum" else None)
-    explained = [1.0 - np.sum((held[0] @ W - held[1]) ** 2, axis=0) / total
-                 for W in (bounded, free)]
-    # EG±'s comparators (HKW Theorem 2): the best weights in l1 balls of radii
-    # RANGE_RADII times the ridge fit's l1 norm, the nonnegative weights of
-    # (x, -x, 0) of that sum, which a sparse target needs where the rows are too
-    # few for the ridge fit.
-    mirrored = np.hstack([A, -A, np.zeros((A.shape[0], 1))])
-    shown = np.any(explained[1] - explained[0] > RANGE_GAP)  # (no need of them)
-    for radius in () if shown else RANGE_RADII:
-        W = _nonnegative_fit(mirrored, fit[1], radius * np.sum(np.abs(free), axis=0))
-        explained.append(1.0 - np.sum((held[0] @ (W[:n] - W[n:2 * n]) - held[1]) ** 2,
-                                      axis=0) / total)
-    bounded, free = explained[0], np.max(explained[1:], axis=0)
+    norms = np.sum(np.abs(free), axis=0)
+    blank = np.zeros((A.shape[0], 1))  # (a column that takes what the ball leaves)
+
+    def explained(W):
+        return 1.0 - np.sum((held[0] @ W - held[1]) ** 2, axis=0) / total
+
+    # Each side regularized alike: a ridge fit (of the penalty GCV chooses) and
+    # the best weights in l1 balls of RANGE_RADII times its l1 norm (EG±'s
+    # comparators, HKW Theorem 2, which a sparse target needs where the rows are
+    # few for the ridge fit): for weights of any sign, the nonnegative weights of
+    # (x, -x, 0) of that sum; for nonnegative weights, those of (x, 0).
+    free = [explained(free)] + [
+        explained(W[:n] - W[n:2 * n]) for W in (
+            _nonnegative_fit(np.hstack([A, -A, blank]), fit[1], radius * norms)
+            for radius in RANGE_RADII)]
+    if kind == "unit sum":
+        bounded = [explained(_nonnegative_fit(A, fit[1], np.ones(Z.shape[1])))]
+    else:
+        bounded = [explained(_nonnegative_fit(A, fit[1], ridge=ridge))] + [
+            explained(_nonnegative_fit(np.hstack([A, blank]), fit[1],
+                                       radius * norms)[:n])
+            for radius in RANGE_RADII]
+    free, bounded = np.max(free, axis=0), np.max(bounded, axis=0)
     gaps = np.where(free > 0.1, free - bounded, -np.inf)
     worst = int(np.argmax(gaps))
     if gaps[worst] > RANGE_GAP:
