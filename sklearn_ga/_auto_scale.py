@@ -131,9 +131,9 @@ def _ridge_penalty(gram, right, Z, n, dual, chosen):
     1979), H the hat matrix, whose terms follow from gram's eigenvalues s and the
     components p of Z on its eigenvectors (in rows' space): the part of ||Z||^2
     outside them, plus sum_j p_j^2 (lambda / (s_j + lambda))^2."""
-    unit = np.trace(gram) / n
     if not chosen:
-        return SCALE_RIDGE * unit
+        return SCALE_RIDGE * np.trace(gram) / n
+    unit = np.trace(gram) / n
     s, vectors = np.linalg.eigh(gram)
     s = np.maximum(s, 0.0)
     proj = vectors.T @ right
