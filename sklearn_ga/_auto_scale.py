@@ -1,7 +1,8 @@
 """``U="auto"``: the scale U of a psi whose weights U bounds, chosen from the first
-rows of the data (the norm of a light ridge fit of the activations of the targets),
-and for a psi whose weights lie in a fixed set (nonnegative, or on the simplex) a
-warning where such weights cannot fit the data.
+rows of the data (the norm of a light ridge fit of the activations of the targets;
+for the sphere, whose weights have the norm U, of the ridge fit that generalized
+cross-validation chooses), and for a psi whose weights lie in a fixed set
+(nonnegative, or on the simplex) a warning where such weights cannot fit the data.
 """
 
 import os
