@@ -165,6 +165,13 @@ def phis(regression, y, every):
             and PHI[name].low <= y.min() and y.max() <= PHI[name].high]
 
 
+def note(message):
+    """A warning's first sentence, its numbers and output left out: one note for
+    the cells that give it."""
+    text = re.sub(r" of output \d+", "", str(message))
+    return re.sub(r"-?\d+\.\d+", "#", text).split(": ")[0]
+
+
 def sweep_cell(model, X, y, regression, grid, metric):
     """A cell of the sweep: the score and its mark."""
     with warnings.catch_warnings(record=True) as caught:
@@ -173,9 +180,8 @@ def sweep_cell(model, X, y, regression, grid, metric):
             value = score(model, X, y, regression)
         except ValueError as error:
             return "(error)", str(error).split(";")[0]
-    # (A warning's first sentence, its numbers left out: one note for its cells.)
-    messages = {re.sub(r"-?\d+\.\d+", "#", str(w.message)).split(": ")[0]
-                for w in caught if not issubclass(w.category, ConvergenceWarning)}
+    messages = {note(w.message) for w in caught
+                if not issubclass(w.category, ConvergenceWarning)}
     mark = " (warns)" if messages else (
         " (NO)" if value < grid - MARGIN[metric] else "")
     return f"{value:.3f}{mark}", "; ".join(sorted(messages))

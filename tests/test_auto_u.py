@@ -18,12 +18,26 @@ def sparse_target(m=600, n=40, scale=1.0, seed=0):
     return X, scale * (2.0 * X[:, 0] - 1.5 * X[:, 3]) + 0.1 * rng.normal(size=m)
 
 
-def ridge_norm(X, Z, order):
-    """The norm of scikit-learn's ridge fit on the first rows, the penalty that of
-    U="auto" (a hundredth of a centred column's mean squared norm)."""
-    X, Z = X[:_auto_scale.SCALE_ROWS], Z[:_auto_scale.SCALE_ROWS]
+def gcv_error(X, Z, alpha):
+    """Generalized cross-validation error of the centred ridge fit of Z on X,
+    from the explicit hat matrix (Golub, Heath and Wahba 1979)."""
     centred = X - X.mean(axis=0)
-    alpha = _auto_scale.SCALE_RIDGE * np.sum(centred**2) / X.shape[1]
+    hat = centred @ np.linalg.solve(centred.T @ centred + alpha * np.eye(X.shape[1]),
+                                    centred.T)
+    residual = (np.eye(X.shape[0]) - hat) @ (Z - Z.mean(axis=0))
+    return np.sum(residual**2) / (X.shape[0] - np.trace(hat)) ** 2
+
+
+def ridge_norm(X, Z, order, chosen=False):
+    """The norm of scikit-learn's ridge fit on the first rows, the penalty that of
+    U="auto" (a hundredth of a centred column's mean squared norm); ``chosen``
+    (the sphere): the multiple of that mean in CHOSEN_RIDGES of least GCV error."""
+    X, Z = X[:_auto_scale.SCALE_ROWS], Z[:_auto_scale.SCALE_ROWS]
+    unit = np.sum((X - X.mean(axis=0)) ** 2) / X.shape[1]
+    alpha = _auto_scale.SCALE_RIDGE * unit
+    if chosen:
+        alpha = min(_auto_scale.CHOSEN_RIDGES * unit,
+                    key=lambda alpha: gcv_error(X, Z, alpha))
     coef = np.atleast_2d(Ridge(alpha=alpha, solver="svd").fit(X, Z).coef_)
     return np.max(np.linalg.norm(coef, ord=order, axis=1))
 
@@ -31,13 +45,16 @@ def ridge_norm(X, Z, order):
 @pytest.mark.parametrize("shape", [(600, 40), (60, 200)], ids=["primal", "dual"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_auto_u_is_the_norm_of_a_ridge_fit(shape, sparse):
-    # The l1 norm for EG±, the l2 norm (the radius) for the sphere; more features
-    # than rows take the dual of the normal equations, CSR rows too.
+    # The l1 norm for EG±, the l2 norm (the radius) for the sphere, whose penalty
+    # is chosen by GCV; more features than rows take the dual of the normal
+    # equations, CSR rows too.
     X, y = sparse_target(*shape)
     Xin = sp.csr_matrix(X) if sparse else X
-    for psi, order in (("eg_pm", 1), ("sphere", 2)):
+    for psi, order, chosen in (("eg_pm", 1, False), ("sphere", 2, True)):
         model = GARegressor(psi=psi, eta=0.001).partial_fit(Xin, y)
-        assert model.U_ == pytest.approx(ridge_norm(X, y, order), rel=1e-9)
+        assert model.U_ == pytest.approx(ridge_norm(X, y, order, chosen), rel=1e-9)
+        assert model.U_ != pytest.approx(ridge_norm(X, y, order, not chosen),
+                                         rel=1e-6)
     sphere = GARegressor(psi="sphere", random_state=0).fit(Xin, y)
     np.testing.assert_allclose(np.linalg.norm(sphere.coef_), sphere.U_, rtol=1e-9)
     assert GARegressor(random_state=0).fit(X, y).U_ == 1.0  # (GD ignores U)

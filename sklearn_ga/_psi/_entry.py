@@ -83,6 +83,11 @@ class Parameterization:
         The norm of each row of weights that ``U`` bounds (1: EG±'s l1 ball; 2:
         the sphere's radius), which ``U="auto"`` takes of a ridge fit; None for
         the psi that ignore ``U``.
+    scale_fixed : bool
+        Whether every row of weights has the norm ``U`` (the sphere's radius)
+        rather than at most ``U``: ``U="auto"`` then takes the norm of the ridge
+        fit that predicts best (its penalty chosen by cross-validation), since the
+        weights must keep a radius above it on directions of noise.
     doubling : bool
         Whether ``U="auto"`` doubles ``U`` when the weights press on the ball,
         keeping them (EG±: the same mass added to omega+ and omega-).
@@ -104,6 +109,7 @@ class Parameterization:
     grid_U: bool = False
     blocks: bool = False
     scale_norm: float | None = None
+    scale_fixed: bool = False
     doubling: bool = False
 
     # The geodesic psi have neither (their subclasses leave them None).

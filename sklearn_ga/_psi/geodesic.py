@@ -61,7 +61,7 @@ SPHERE = Sphere(
     no_input_bound=_NO_BOUND,
     description="weights on the sphere of radius U, geodesic steps (KMWW Example 2)",
     weight_range="on the sphere of radius ``U``", geodesic=True, start=1.0,
-    scale_norm=2.0)
+    scale_norm=2.0, scale_fixed=True)
 SIMPLEX = Simplex(
     name="simplex", code=PsiCode.PSI_SIMPLEX, constrained=True,
     no_input_bound=_NO_BOUND,
