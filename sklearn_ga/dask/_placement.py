@@ -18,12 +18,15 @@ HOP_BYTES = 4 * 2**20
 
 def placement(client, workers, parts, rows, held, n_learners, n_features, passes):
     """The learners' contiguous shares of the partitions, in order, each as
-    ``(runs, share)``: its runs ``[(worker, parts)]`` (consecutive partitions
-    learned on one worker, one task; the model is sent from run to run) and
-    its share of the rows learned (the weight of its model in the mix; a share
-    without rows has no learner). The workers are those of :func:`executors`;
-    they are preferred, not required, so that a lost worker's tasks run
-    elsewhere."""
+    ``(runs, first, share)``: its runs ``[(worker, parts)]`` (consecutive
+    partitions learned on one worker, one task; the model is sent from run to
+    run), those of the first pass (cut before each partition that moves too, so
+    that the partitions held are learned while the others arrive), and its
+    share of the rows learned (the weight of its model in the mix; a share
+    without rows has no learner); and the moves, ``[(worker, part)]`` in the
+    order the first pass reads them. The workers are those of
+    :func:`executors`; they are preferred, not required, so that a lost
+    worker's tasks run elsewhere."""
     wait([v for part in parts for v in part if v is not None])
     holders = [set() for _ in parts]
     index = {part[0].key: i for i, part in enumerate(parts)}
@@ -41,17 +44,26 @@ def placement(client, workers, parts, rows, held, n_learners, n_features, passes
     total = float(sum(learned))
     chosen = executors(shares, holders, [sum(sizes[v.key] for v in part[:2])
                                          for part in parts], workers, hop)
-    result = []
+    result, moves = [], []
     for share, where in zip(shares, chosen, strict=True):
-        runs = []
+        runs, first = [], []
         for i, worker in zip(share, where, strict=True):
-            if runs and runs[-1][0] == worker:
-                runs[-1][1].append(parts[i])
-            else:
-                runs.append((worker, [parts[i]]))
+            moved = worker not in holders[i]
+            for cuts, plans in ((False, runs), (moved, first)):
+                if plans and plans[-1][0] == worker and not cuts:
+                    plans[-1][1].append(parts[i])
+                else:
+                    plans.append((worker, [parts[i]]))
+            if moved:
+                moves.append((worker, parts[i]))
         # (Each share as rows / total, as the mean of the mix weighs it.)
-        result.append((runs, sum(learned[i] for i in share) / total))
-    return result
+        result.append((runs, first, sum(learned[i] for i in share) / total))
+    return result, moves
+
+
+def arrived(*values):
+    """Nothing: a task on the worker that will learn ``values``, so that they
+    are sent there while it learns others."""
 
 
 def executors(shares, holders, sizes, workers, hop):

@@ -26,7 +26,7 @@ from ._data import (
     score_terms,
 )
 from ._mixing import SPACES, Run, combine, learn, mix_pass
-from ._placement import placement
+from ._placement import arrived, placement
 
 
 class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
@@ -252,8 +252,9 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
                 f"{max(rows)} rows at most (each holds out its last "
                 "floor(validation_fraction * rows)); raise it, or set "
                 "early_stopping=False.")
-        plan = placement(client, workers, parts, rows, held,
-                     self.n_learners or len(workers), n_features, self.max_iter)
+        plan, moves = placement(client, workers, parts, rows, held,
+                                self.n_learners or len(workers), n_features,
+                                self.max_iter)
         if not plan:
             raise ValueError("ParameterMixing got no rows to learn: X is empty.")
         # The whole fit is one graph: each pass's learners wait for the last
@@ -261,12 +262,17 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         # waits on no pass. Early stopping scores each mix in the next pass, and
         # the last in a round of its own.
         rule = (self.tol, self.n_iter_no_change, self.max_iter, bool(held))
+        # The partitions that move are sent, in the order they are read, while
+        # the first pass learns those held (the futures are kept until the end).
+        sending = [client.submit(arrived, *part[:2], workers=[worker],
+                                 allow_other_workers=True, pure=False)
+                   for worker, part in moves]
         run = Run(self._template(client, parts, classes))
         for index in range(self.max_iter + bool(held)):
             scoring = index == self.max_iter
             terms = []
-            for runs, share in plan:
-                model = None
+            for later, first, share in plan:
+                model, runs = None, later if index else first
                 for step, (worker, blocks) in enumerate(runs):
                     model = client.submit(
                         learn, run, blocks, None if scoring else share, classes,
@@ -280,6 +286,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
             run = client.submit(mix_pass, run, self.mixing, rule, *terms,
                                 pure=False)
         run = run.result()
+        del sending
         if self.tol is not None and self.max_iter > 1 and not run.stopped:
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "
