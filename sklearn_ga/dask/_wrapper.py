@@ -41,8 +41,11 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     Each learner's share of the rows is known before the pass, so the sum runs
     in the binary tree fixed by the shares' order, as a tree of mixing tasks of
     ``mix_fan_in`` terms each: the same partitions and ``n_learners`` give the
-    same model, bit for bit, whichever worker runs a share, whenever it
-    finishes, and whichever worker dies meanwhile (Dask runs its tasks again).
+    same model, bit for bit, wherever the partitions lie, whichever worker runs
+    a share, whenever it finishes, and whichever worker dies meanwhile (Dask
+    runs its tasks again). The fit chooses once where each partition is learned,
+    each worker given its fair part of every pass: where it lies, the model sent
+    from worker to worker, or on another worker, the partition sent there once.
     With one learner, the model is that of ``partial_fit`` over the partitions
     in turn. The tasks run on the ``dask.distributed`` client in use.
 
