@@ -8,9 +8,10 @@ lies; mixing tasks average their models, weighted by their rows, in a tree of
 tasks that sums in the binary tree fixed by the shares' order, and map the mean
 back into psi's domain (:func:`mix`). Only ``dask.distributed`` runs the work,
 on the client in use. The modules: ``_mixing`` (a learner's pass, the mix, the
-mixed model), ``_data`` (partitions, and scores on dask data), ``_wrapper`` (the
-estimator); they import the package's estimators, never the reverse. See
-doc/user_guide/distributed.rst.
+mixed model), ``_data`` (partitions, and scores on dask data), ``_placement``
+(the worker that learns each partition, which never changes the model),
+``_wrapper`` (the estimator); they import the package's estimators, never the
+reverse. See doc/user_guide/distributed.rst.
 """
 
 from ._mixing import mix

@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 import dask
 import numpy as np
-from distributed import CancelledError, get_client, wait
+from distributed import CancelledError, get_client
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -26,11 +26,7 @@ from ._data import (
     score_terms,
 )
 from ._mixing import SPACES, Run, combine, learn, mix_pass
-
-# What a hop of the model between two workers costs besides its bytes: the
-# latency of a task that waits for another, in bytes of a fast link (a few
-# milliseconds at a gigabyte a second).
-HOP_BYTES = 4 * 2**20
+from ._placement import arrived, placement
 
 
 class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
@@ -45,8 +41,11 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
     Each learner's share of the rows is known before the pass, so the sum runs
     in the binary tree fixed by the shares' order, as a tree of mixing tasks of
     ``mix_fan_in`` terms each: the same partitions and ``n_learners`` give the
-    same model, bit for bit, whichever worker runs a share, whenever it
-    finishes, and whichever worker dies meanwhile (Dask runs its tasks again).
+    same model, bit for bit, wherever the partitions lie, whichever worker runs
+    a share, whenever it finishes, and whichever worker dies meanwhile (Dask
+    runs its tasks again). The fit chooses once where each partition is learned,
+    each worker given its fair part of every pass: where it lies, the model sent
+    from worker to worker, or on another worker, the partition sent there once.
     With one learner, the model is that of ``partial_fit`` over the partitions
     in turn. The tasks run on the ``dask.distributed`` client in use.
 
@@ -256,8 +255,9 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
                 f"{max(rows)} rows at most (each holds out its last "
                 "floor(validation_fraction * rows)); raise it, or set "
                 "early_stopping=False.")
-        plan = _plan(client, workers, parts, rows, held,
-                     self.n_learners or len(workers), n_features, self.max_iter)
+        plan, moves = placement(client, workers, parts, rows, held,
+                                self.n_learners or len(workers), n_features,
+                                self.max_iter)
         if not plan:
             raise ValueError("ParameterMixing got no rows to learn: X is empty.")
         # The whole fit is one graph: each pass's learners wait for the last
@@ -265,12 +265,17 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
         # waits on no pass. Early stopping scores each mix in the next pass, and
         # the last in a round of its own.
         rule = (self.tol, self.n_iter_no_change, self.max_iter, bool(held))
+        # The partitions that move are sent, in the order they are read, while
+        # the first pass learns those held (the futures are kept until the end).
+        sending = [client.submit(arrived, *part[:2], workers=[worker],
+                                 allow_other_workers=True, pure=False)
+                   for worker, part in moves]
         run = Run(self._template(client, parts, classes))
         for index in range(self.max_iter + bool(held)):
             scoring = index == self.max_iter
             terms = []
-            for runs, share in plan:
-                model = None
+            for later, first, share in plan:
+                model, runs = None, later if index else first
                 for step, (worker, blocks) in enumerate(runs):
                     model = client.submit(
                         learn, run, blocks, None if scoring else share, classes,
@@ -284,6 +289,7 @@ class ParameterMixing(MetaEstimatorMixin, BaseEstimator):
             run = client.submit(mix_pass, run, self.mixing, rule, *terms,
                                 pure=False)
         run = run.result()
+        del sending
         if self.tol is not None and self.max_iter > 1 and not run.stopped:
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "
@@ -432,55 +438,3 @@ def _chosen_scale(template, part, classes):
     return clone(template).partial_fit(
         X[:SCALE_ROWS], y[:SCALE_ROWS], sample_weight=None
         if sample_weight is None else sample_weight[:SCALE_ROWS], **extra).U_
-
-
-def _plan(client, workers, parts, rows, held, n_learners, n_features, passes):
-    """The learners' contiguous shares of the partitions, in order, each as
-    ``(runs, share)``: its runs ``[(worker, parts)]`` and its share of the rows
-    learned (the weight of its model in the mix; a share without rows has no
-    learner). The whole share runs on a worker that holds many of its
-    partitions (at most ceil(shares / workers) shares a worker), which fetches
-    the others once and keeps them; or, where that moves more bytes than the
-    model would in ``passes`` passes, each run of partitions that one worker
-    holds runs on that worker, the model sent from run to run. Where a share
-    runs changes nothing but the time: the workers are preferred, not required,
-    so that a lost worker's tasks run elsewhere."""
-    wait([v for part in parts for v in part if v is not None])
-    holders = {key: min(held) for key, held in
-               client.who_has([part[0] for part in parts]).items()}
-    sizes = client.nbytes([v.key for part in parts for v in part[:2]],
-                          summary=False)
-    # A model pickles its parameters and its loop's terms: about three (k, n)
-    # arrays (k = 1 here: the outputs are not known yet). A hop also waits for
-    # the scheduler between two tasks, counted as the bytes a link sends
-    # meanwhile (HOP_BYTES).
-    hop_bytes = 24 * n_features + HOP_BYTES
-    learned = [r - held_rows(r, held) for r in rows]
-    shares = [share for share in np.array_split(
-        np.arange(len(parts)), min(n_learners, len(parts)))
-        if sum(learned[i] for i in share)]
-    total = float(sum(learned))
-    counts = [{worker: sum(holders[parts[i][0].key] == worker for i in share)
-               for worker in workers} for share in shares]
-    room = dict.fromkeys(workers, -(-len(shares) // len(workers)))
-    chosen = {}
-    for index in sorted(range(len(shares)), key=lambda i: -max(counts[i].values())):
-        worker = max((w for w in workers if room[w]), key=counts[index].get)
-        chosen[index], room[worker] = worker, room[worker] - 1
-    plan = []
-    for index, share in enumerate(shares):
-        runs = []
-        for i in share:
-            holder = holders[parts[i][0].key]
-            if runs and runs[-1][0] == holder:
-                runs[-1][1].append(parts[i])
-            else:
-                runs.append((holder, [parts[i]]))
-        moved = sum(sizes[v.key] for i in share for v in parts[i][:2]
-                    if holders[parts[i][0].key] != chosen[index])
-        hops = (len(runs) - 1) * passes * hop_bytes
-        # (Each share as rows / total, as the mean of the mix weighs it.)
-        plan.append(([(chosen[index], [parts[i] for i in share])]
-                     if moved <= hops else runs,
-                     sum(learned[i] for i in share) / total))
-    return plan
