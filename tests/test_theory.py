@@ -505,10 +505,12 @@ def test_single_neuron_experiment_reproduces_hkw_findings():
 # -- the user guide ------------------------------------------------------------------
 
 def test_user_guide_code_runs_and_says_what_it_shows():
-    # The code blocks of doc/user_guide/theory.rst, run in order in one namespace.
-    page = Path(__file__).parents[1] / "doc" / "user_guide" / "theory.rst"
-    blocks = re.findall(r"^\.\. code-block:: python\n\n((?:(?: {3}.*)?\n)+)",
-                        page.read_text(encoding="utf-8"), flags=re.M)
+    # The code blocks of doc/user_guide/theory.rst and of its sequel geometry.rst,
+    # run in order in one namespace.
+    guide = Path(__file__).parents[1] / "doc" / "user_guide"
+    blocks = [block for page in ("theory.rst", "geometry.rst") for block in re.findall(
+        r"^\.\. code-block:: python\n\n((?:(?: {3}.*)?\n)+)",
+        (guide / page).read_text(encoding="utf-8"), flags=re.M)]
     assert len(blocks) == 4
     namespace = {}
     for block in blocks:
