@@ -19,6 +19,15 @@ def _listing(parts, indent):
         "\n", "\n" + " " * indent)
 
 
+def _table(header, rows, indent):
+    """An RST simple table of a header and (name, text) rows under ``indent``."""
+    rows = [header, *rows]
+    width = max(12, *(len(name) for name, _ in rows))
+    rule = "=" * width + " " + "=" * max(len(text) for _, text in rows)
+    lines = [f"{name:<{width}} {text}" for name, text in rows]
+    return ("\n" + " " * indent).join([rule, lines[0], rule, *lines[1:], rule])
+
+
 def _parts(indent):
     return {
         "[psi choices]": _choices(PSI),
@@ -36,6 +45,11 @@ def _parts(indent):
         "[psi descriptions]": _listing(
             [f'``"{entry.name}"``: {entry.description}' for entry in PSI.values()],
             indent),
+        # b_{X,psi} of KW01 eq. (28), or why there is none, for the additive psi.
+        "[input bound table]": _table(
+            ("psi", "b_{X,psi}"),
+            [(entry.name, entry.bound_text or f"none: {entry.no_input_bound}")
+              for entry in PSI.values() if not entry.geodesic], indent),
         "[psi ranges]": _listing(
             [f'{entry.weight_range} for ``"{entry.name}"``'
              for entry in PSI.values()], indent),

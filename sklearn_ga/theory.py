@@ -72,16 +72,7 @@ RelativeLossBound.__doc__ = """KW01 Theorem 3 evaluated on data for a comparator
 def input_bound(X, psi="identity", *, U=1.0, p=2.0, fit_intercept=False):
     """b_{X,psi} of KW01 eq. (28): sup of x^T Dpsi(theta) x over theta and rows x.
 
-    ============ =======================================================
-    psi          b_{X,psi}
-    ============ =======================================================
-    identity     max ||x||_2^2 (KW01 Example 5)
-    softmax      max (max_i x_i - min_i x_i)^2 / 4 (Example 5)
-    eg_pm        U^2 max ||x||_inf^2 (softmax on x' = U (x, -x); HKW §III)
-    pnorm        (p - 1) max ||x||_p^2 (smoothness of ||theta||_p^2 / 2)
-    exp          infinite: x^T Dpsi(theta) x = sum_j e^theta_j x_j^2
-    burg         infinite: x^T Dpsi(theta) x = sum_j w_j^2 x_j^2
-    ============ =======================================================
+    [input bound table]
 
     Parameters
     ----------

@@ -11,6 +11,7 @@ from sklearn_ga import PHI, PSI
 from sklearn_ga._codes import PhiCode, PsiCode
 from sklearn_ga._phi import TransferFunction
 from sklearn_ga._psi import Parameterization
+from sklearn_ga.theory import input_bound
 
 PACKAGE = Path(sklearn_ga.__file__).parent
 NAMES = set(PSI) | set(PHI)
@@ -100,3 +101,17 @@ def test_docstrings_list_the_registries_choices(estimator):
         assert "[psi" not in method and "phi choices]" not in method
     if "coef_init" in estimator.fit.__doc__:  # (the range of each psi)
         assert all(f'``"{name}"``' in estimator.fit.__doc__ for name in PSI)
+
+
+def test_the_input_bounds_table_has_a_row_per_additive_psi():
+    # theory.input_bound's table of b_{X,psi} is the entries' bound_text (or why
+    # there is none): a new psi gets its row from its entry.
+    lines = [line.strip() for line in input_bound.__doc__.splitlines()]
+    rules = [i for i, line in enumerate(lines) if line.startswith("====")]
+    assert len(rules) == 3
+    rows = dict(line.split(None, 1) for line in lines[rules[1] + 1:rules[2]])
+    additive = [name for name in PSI if not PSI[name].geodesic]
+    assert list(rows) == additive
+    for name in additive:
+        assert rows[name] == (PSI[name].bound_text
+                              or f"none: {PSI[name].no_input_bound}")

@@ -54,6 +54,9 @@ class Parameterization:
     no_input_bound : str or None
         Why no b_{X,psi} follows from X, for error messages; None when
         ``input_bound`` is given.
+    bound_text : str or None
+        b_{X,psi} as the docs write it (``theory.input_bound``'s table), for a psi
+        with ``input_bound``; None for the others, whose row says why there is none.
     growing_weights : bool
         Whether the weights are unbounded and x^T Dpsi x grows with them (EGU,
         Burg): the default rate takes its bound at weights of the size of the
@@ -100,6 +103,7 @@ class Parameterization:
     hyperparameters: tuple = ()
     constrained: bool
     no_input_bound: str | None = None
+    bound_text: str | None = None
     growing_weights: bool = False
     weight_power: int = 1
     no_natural_rate: str | None = None
@@ -120,6 +124,9 @@ class Parameterization:
         if (self.input_bound is None) == (self.no_input_bound is None):
             raise TypeError(f"psi={self.name!r}: give exactly one of input_bound and "
                             "no_input_bound.")
+        if (self.input_bound is None) != (self.bound_text is None):
+            raise TypeError(f"psi={self.name!r}: a psi with input_bound says its "
+                            "formula in bound_text (and only such a psi).")
 
     def input_bound(self, X, U, p):
         return float(np.max(self.row_bounds(X, U, p)))

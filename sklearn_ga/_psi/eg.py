@@ -98,9 +98,11 @@ class EGPlusMinus(Softmax):
 SOFTMAX = Softmax(
     name="softmax", code=PsiCode.PSI_SOFTMAX, constrained=True,
     description="EG: weights on the probability simplex",
+    bound_text="max (max_i x_i - min_i x_i)^2 / 4 (Example 5)",
     weight_range="on the probability simplex, all positive")
 EG_PM = EGPlusMinus(
     name="eg_pm", code=PsiCode.PSI_EG_PM, hyperparameters=("U",), constrained=True,
     description="EG±: signed weights with l1 norm below U", grid_U=True,
+    bound_text="U^2 max ||x||_inf^2 (softmax on x' = U (x, -x); HKW §III)",
     scale_norm=1.0, doubling=True,
     weight_range="strictly inside the l1 ball of radius ``U``")

@@ -29,4 +29,5 @@ class Identity(Parameterization):
 IDENTITY = Identity(
     name="identity", code=PsiCode.PSI_IDENTITY, constrained=False,
     description="gradient descent (Widrow-Hoff)", weight_range="anywhere",
+    bound_text="max ||x||_2^2 (KW01 Example 5)",
     blocks=True)

@@ -79,5 +79,6 @@ class PNorm(Parameterization):
 PNORM = PNorm(
     name="pnorm", code=PsiCode.PSI_PNORM, hyperparameters=("p",), constrained=False,
     description="p-norm algorithm (p >= 2)", weight_range="anywhere",
+    bound_text="(p - 1) max ||x||_p^2 (smoothness of ||theta||_p^2 / 2)",
     no_natural=("psi='pnorm' lacks at theta = 0, where it starts, for p > 2. "
                 "Use p=2 (gradient descent) or update='explicit'."))
