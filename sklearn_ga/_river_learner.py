@@ -84,6 +84,7 @@ class _Learner(_Rates):
         self._run = Run()
         self._run.t, self._run.cumulative_loss = 0, 0.0
         self._start_scale()
+        self._start_tuning()
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
@@ -140,7 +141,8 @@ class _Learner(_Rates):
     def __getstate__(self):
         n = len(self._features)
         state = {name: value for name, value in self.__dict__.items()
-                 if name not in ("_loop", "_rows", "_target", "_rates", "_calls")}
+                 if name not in ("_loop", "_rows", "_target", "_rates", "_calls",
+                                 "_pending")}
         # (Only the columns held: the spare ones are scratch.)
         state["_theta"] = self._theta[:, :n].copy()
         state["_terms"] = None
@@ -306,14 +308,14 @@ class _Learner(_Rates):
             self._take_in(_canonical(name for name in x if name not in self._features))
             self._count(1, 0.0)
             return
-        sums = rows.learn(x, self._features, target, *self._rates, self._run.t,
-                          self._run.cumulative_loss, self._run.initial_loss, w)
+        sums = rows.learn(x, self._features, target, *(
+            self._trial_rates() if self._tuning else self._rates), self._run.t,
+            self._run.cumulative_loss, self._run.initial_loss, w)
         if type(sums) is tuple or (sums is None and self._eta() == "theory" and type(
                 sums := self._lowered(x, target, w)) is tuple):
             self._run.t += 1
             self._run.cumulative_loss, self._run.initial_loss, _ = sums
-            if self._run.t >= self._next_check:
-                self._press()
+            self._after_trial()
             return
         if not self._rowwise:
             self._target[0] = target  # (the general path reads it there)
@@ -323,8 +325,7 @@ class _Learner(_Rates):
             self._learn_fresh(x, w, _canonical(rows.fresh))
         else:
             raise self._refused(sums, *rows.bad)
-        if self._run.t >= self._next_check:
-            self._press()
+        self._after_trial()
 
     def _learn_fresh(self, x, w, names):
         """``learn_one`` of a row that brings the new features ``names``."""
@@ -332,7 +333,7 @@ class _Learner(_Rates):
         try:
             first = self._take_in(names)
             target = self._target if self._rowwise else self._target.item(0)
-            sums = self._rows.learn(x, self._features, target, *self._rates,
+            sums = self._rows.learn(x, self._features, target, *self._trial_rates(),
                                     self._run.t, self._run.cumulative_loss,
                                     self._run.initial_loss, w, first)
             if sums is None and self._eta() == "theory":
@@ -370,7 +371,7 @@ class _Learner(_Rates):
             pair = rates.rates(np.zeros(1, np.intp), self._run.t)
         loop.save(columns)
         try:
-            loop.set_rates(*pair)  # (a failure restores those saved)
+            loop.set_rates(*self._trial_rates(pair))  # (a failure restores them)
             status, _, loss = loop.run_csr(
                 values, columns, np.array([0, len(columns)], np.int32), n, Y,
                 np.full(1, w), np.zeros(1, np.intp))
@@ -440,6 +441,11 @@ class _Learner(_Rates):
             fresh = _canonical(name for name in names if name not in self._features)
             start = 0
             while start < len(targets):
+                if self._tuning:  # (eq. 31's rate follows the loss of each row)
+                    x = dict(zip(names, values[start].tolist(), strict=True))
+                    self.learn_one(x, targets[start], weights[start])
+                    start += 1
+                    continue
                 if self._multiclass and targets[start] not in self._classes:
                     x = dict(zip(names, values[start].tolist(), strict=True))
                     self._learn_new_class(x, targets[start], weights[start])

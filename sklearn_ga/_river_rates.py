@@ -1,8 +1,9 @@
 """The learning rates and the scale of the River learners (:mod:`sklearn_ga.river`):
 a number, or ``eta="theory"``, KW01 Theorem 3's rate of the rows seen, lowered as
 ``partial_fit`` lowers it (:class:`~sklearn_ga._rates.TheoryRates`, the row
-bounds of the kernel) when a row raises the bound; ``U`` given, or ``U="auto"``,
-doubled while the weights press on the ball."""
+bounds of the kernel) when a row raises the bound; for EG±'s ``eta="auto"``, that
+rate tuned by the loss so far (KW01 eq. 31); ``U`` given, or ``U="auto"``, doubled
+while the weights press on the ball."""
 
 import math
 
@@ -33,6 +34,49 @@ class _Rates:
         entry = PSI.get(self.psi)  # (None: refused by the parameters' checks)
         return "theory" if entry is not None and entry.scale_norm is not None \
             else self._default_eta
+
+    def _start_tuning(self):
+        """The state of eq. (31)'s rate (:meth:`_trial_rates`) of an empty model."""
+        self._tuning = self.eta == "auto" and PSI[self.psi].doubling
+        self._reach, self._last_rates = 0.0, (math.inf, math.inf)
+
+    def _trial_rates(self, base=None):
+        """The rates of the next trial: the theory rates ``base`` (by default the
+        loop's), for EG±'s ``eta="auto"`` tuned as KW01 eq. (31) tunes Theorem 3's
+        rate to a comparator of loss at most K and divergence at most R.
+
+        K is the loss of the trials so far (the comparator's is unknown; the
+        learner's own bounds it in the self-confident way), R is EG±'s ln(2n),
+        the relative entropy from the uniform start to any point of the ball in
+        the units of its bound B = U^2 max ||x||_inf^2 (HKW §III), plus the
+        intercept's block, ``b^2 eta / (2 eta_b)`` in those units, b* taken as
+        the largest |b| reached. With bc = 1 / (2 eta), eq. (31) is ``eta f``,
+        ``f = 2 / (1 + sqrt(1 + 2 eta K / R))``: 1 at K = 0, smaller where
+        the loss keeps coming (rows that no linear model fits), and the rates
+        stay no larger than the last trial's, so that they never rise (the
+        condition of the bound, TheoryRates)."""
+        eta, intercept_eta = self._rates if base is None else base
+        if not self._tuning:
+            return eta, intercept_eta
+        loss = self._run.cumulative_loss
+        if loss > 0.0:
+            reach = math.log(2 * max(1, len(self._features)))
+            if self._reach:
+                reach += self._reach * eta / (2.0 * intercept_eta)
+            f = 2.0 / (1.0 + math.sqrt(1.0 + 2.0 * eta * loss / reach))
+            eta, intercept_eta = eta * f, intercept_eta * f
+        last = self._last_rates
+        self._pending = min(eta, last[0]), min(intercept_eta, last[1])
+        return self._pending
+
+    def _after_trial(self):
+        """After a trial counted: keep the rates it ran at and the intercept's reach
+        (eq. 31's rate), and check the weights' press on the ball (U="auto")."""
+        if self._tuning:
+            self._last_rates = self._pending
+            self._reach = max(self._reach, float(np.max(self._intercept ** 2)))
+        if self._run.t >= self._next_check:
+            self._press()
 
     def _theory(self, n=None):
         """eta="theory": KW01 Theorem 3's rate of the rows seen (the rate object of
@@ -103,7 +147,7 @@ class _Rates:
         the rates held, at the rates lowered for it (if it raises the bound or the
         weight S: what partial_fit does), the rates kept if it is taken. The sums
         of the trial, or None with the rates as they were."""
-        old, calls = self._rates, self._calls
+        old, calls = self._rates, self._calls  # (the theory rates, untuned)
         # (The bound reads the row's values only, summed in the order of their
         # columns, new ones after those held, as the trial will hold them.)
         features, n = self._features, len(self._features)
@@ -125,7 +169,8 @@ class _Rates:
         B, S, _, _ = rates.pending
         limits = calls.bound_limit, calls.weight_limit
         calls.bound_limit, calls.weight_limit = B, S
-        sums = self._rows.learn(x, self._features, target, *pair, self._run.t,
+        sums = self._rows.learn(x, self._features, target, *self._trial_rates(pair),
+                                self._run.t,
                                 self._run.cumulative_loss, self._run.initial_loss, w,
                                 first)
         if type(sums) is not tuple:
