@@ -142,7 +142,7 @@ class _Learner(_Rates):
         n = len(self._features)
         state = {name: value for name, value in self.__dict__.items()
                  if name not in ("_loop", "_rows", "_target", "_rates", "_calls",
-                                 "_pending")}
+                                 "_pending", "_row_reach")}
         # (Only the columns held: the spare ones are scratch.)
         state["_theta"] = self._theta[:, :n].copy()
         state["_terms"] = None
@@ -295,6 +295,8 @@ class _Learner(_Rates):
             x = _as_dict(x)
         if w != 1.0:
             w = self._sample_weight(w)
+        if self._tuning:
+            self._start_row()
         if self._rowwise:
             if y not in self._classes:
                 return self._learn_new_class(x, y, w)

@@ -6,6 +6,7 @@ rate tuned by the loss so far (KW01 eq. 31); ``U`` given, or ``U="auto"``, doubl
 while the weights press on the ball."""
 
 import math
+from math import log
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,7 +39,7 @@ class _Rates:
     def _start_tuning(self):
         """The state of eq. (31)'s rate (:meth:`_trial_rates`) of an empty model."""
         self._tuning = self.eta == "auto" and PSI[self.psi].doubling
-        self._reach, self._last_rates = 0.0, (math.inf, math.inf)
+        self._last_rates = (math.inf, math.inf)
 
     def _trial_rates(self, base=None):
         """The rates of the next trial: the theory rates ``base`` (by default the
@@ -50,8 +51,10 @@ class _Rates:
         the relative entropy from the uniform start to any point of the ball in
         the units of its bound B = U^2 max ||x||_inf^2 (HKW §III), plus the
         intercept's block, ``b^2 eta / (2 eta_b)`` in those units, b* taken as
-        the largest |b| reached. With bc = 1 / (2 eta), eq. (31) is ``eta f``,
-        ``f = 2 / (1 + sqrt(1 + 2 eta K / R))``: 1 at K = 0, smaller where
+        the intercept's value (its largest |b| for several outputs), n and b
+        those of the model as the row finds it (:meth:`_start_row`).
+        With bc = 1 / (2 eta), eq. (31) is ``eta f``, ``f = 2 / (1 + sqrt(1 +
+        2 eta K / R))``: 1 at K = 0, smaller where
         the loss keeps coming (rows that no linear model fits), and the rates
         stay no larger than the last trial's, so that they never rise (the
         condition of the bound, TheoryRates)."""
@@ -60,21 +63,28 @@ class _Rates:
             return eta, intercept_eta
         loss = self._run.cumulative_loss
         if loss > 0.0:
-            reach = math.log(2 * max(1, len(self._features)))
-            if self._reach:
-                reach += self._reach * eta / (2.0 * intercept_eta)
-            f = 2.0 / (1.0 + math.sqrt(1.0 + 2.0 * eta * loss / reach))
+            reach, b = self._row_reach
+            if b:
+                reach += b * b * eta / (2.0 * intercept_eta)
+            f = 2.0 / (1.0 + (1.0 + 2.0 * eta * loss / reach) ** 0.5)
             eta, intercept_eta = eta * f, intercept_eta * f
-        last = self._last_rates
-        self._pending = min(eta, last[0]), min(intercept_eta, last[1])
+        last_eta, last_intercept_eta = self._last_rates
+        self._pending = (eta if eta < last_eta else last_eta,
+                         intercept_eta if intercept_eta < last_intercept_eta
+                         else last_intercept_eta)
         return self._pending
 
+    def _start_row(self):
+        """Before a row's trial (eq. 31's rate): R's parts of the model as the row
+        finds it, the ln(2n) of the n features held and the intercept's |b|."""
+        self._row_reach = (log(2 * len(self._features) or 2),  # (n = 0: as n = 1)
+                           max(map(abs, self._intercept.tolist())))
+
     def _after_trial(self):
-        """After a trial counted: keep the rates it ran at and the intercept's reach
-        (eq. 31's rate), and check the weights' press on the ball (U="auto")."""
+        """After a trial counted: keep the rates it ran at (eq. 31's rate), and check
+        the weights' press on the ball (U="auto")."""
         if self._tuning:
             self._last_rates = self._pending
-            self._reach = max(self._reach, float(np.max(self._intercept ** 2)))
         if self._run.t >= self._next_check:
             self._press()
 
