@@ -39,7 +39,7 @@ class _Rates:
     def _start_tuning(self):
         """The state of eq. (31)'s rate (:meth:`_trial_rates`) of an empty model."""
         self._tuning = self.eta == "auto" and PSI[self.psi].doubling
-        self._last_rates = (math.inf, math.inf)
+        self._last_rates, self._phase_loss = (math.inf, math.inf), 0.0
 
     def _trial_rates(self, base=None):
         """The rates of the next trial: the theory rates ``base`` (by default the
@@ -54,14 +54,17 @@ class _Rates:
         the intercept's value (its largest |b| for several outputs), n and b
         those of the model as the row finds it (:meth:`_start_row`).
         With bc = 1 / (2 eta), eq. (31) is ``eta f``, ``f = 2 / (1 + sqrt(1 +
-        2 eta K / R))``: 1 at K = 0, smaller where
-        the loss keeps coming (rows that no linear model fits), and the rates
-        stay no larger than the last trial's, so that they never rise (the
-        condition of the bound, TheoryRates)."""
+        2 eta K / R))``: 1 at K = 0, smaller where the loss keeps coming (rows
+        that no linear model fits), and the rates stay no larger than the last
+        trial's, so that they never rise (the condition of the bound,
+        TheoryRates). A doubling of ``U_`` starts a new phase of the doubling
+        scheme, a run of its own in its bound (doc/user_guide/theory.rst): K
+        counts the loss since, and the rates may start again from the theory
+        rate at the new U."""
         eta, intercept_eta = self._rates if base is None else base
         if not self._tuning:
             return eta, intercept_eta
-        loss = self._run.cumulative_loss
+        loss = self._run.cumulative_loss - self._phase_loss
         if loss > 0.0:
             reach, b = self._row_reach
             if b:
@@ -148,6 +151,9 @@ class _Rates:
         theta = np.full(self._theta.shape, self._theta_start)
         theta[:, :n] = PSI[self.psi].inverse(weights, 2.0 * U, float(self.p))
         self.U_ = 2.0 * U
+        if self._tuning:
+            self._last_rates, self._phase_loss = (math.inf, math.inf), \
+                self._run.cumulative_loss
         self._run.rate_state = TheoryRates.rescaled(self._run.rate_state, self.U_)
         self._theta, self._intercept = theta, self._intercept.copy()
         self._build(None)

@@ -157,7 +157,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     >>> from sklearn_ga.river import GARegressor
     >>> model = preprocessing.StandardScaler() | GARegressor(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
-    MAE: 0.733684
+    MAE: 0.713011
     """
 
     _estimator = _SklearnRegressor
@@ -311,7 +311,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
     >>> from sklearn_ga.river import GAClassifier
     >>> model = preprocessing.StandardScaler() | GAClassifier(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 88.72%
+    Accuracy: 88.80%
     """
 
     _estimator = _SklearnClassifier

@@ -33,17 +33,27 @@ def eq31(eta_theory, K, R):
     return (math.sqrt((bc * R) ** 2 + K * bc * R) - bc * R) / (K * bc)
 
 
-@pytest.mark.parametrize("U", [1.0, 3.0])
+@pytest.mark.parametrize("U", [1.0, 3.0, "auto"])
 def test_the_rate_of_each_trial_is_eq_31(U):
-    # (A hand-set U: no doubling between a trial and the rate read after it.)
-    learner = GAClassifier(psi="eg_pm", U=U)
-    last = (math.inf, math.inf)
-    for x, label in noisy_stream(400, noise=0.2):
+    # Targets 4 a - 2 b + noise: U="auto" doubles from 1 to reach them. Each
+    # doubling starts a phase: K counts the loss since, the rates start afresh.
+    learner = GARegressor(psi="eg_pm", U=U)
+    last, phase_loss, doublings = (math.inf, math.inf), 0.0, 0
+    rng = np.random.default_rng(1)
+    for x, label in noisy_stream(600, noise=0.2):
+        y = 4.0 * x["a"] - 2.0 * x["b"] + float(label) + rng.standard_normal()
         K, b, n = learner.cumulative_loss_, learner.intercept, len(learner.weights)
-        learner.learn_one(x, label)
-        # The theory rates the row ran at (a row that raises the bound lowers them
-        # first); R of the features held before it (n = 0 counts as 1).
-        eta, intercept_eta = learner._pair()
+        scale = learner.U_
+        learner.learn_one(x, y)
+        if learner.U_ != scale:  # (after the trial: its rates were the old U's)
+            last, phase_loss, doublings = (math.inf, math.inf), \
+                learner.cumulative_loss_, doublings + 1
+            continue
+        # The theory rates the row ran at, which the loop holds (a row that raises
+        # the bound lowers them first); R of the features held before it (n = 0
+        # counts as 1).
+        eta, intercept_eta = learner._rates
+        K -= phase_loss
         n = max(n, 1)
         if K == 0:
             expected = eta, intercept_eta
@@ -55,6 +65,7 @@ def test_the_rate_of_each_trial_is_eq_31(U):
         np.testing.assert_allclose(learner._last_rates, expected, rtol=1e-12)
         assert learner._last_rates[0] <= eta and learner._last_rates[1] <= intercept_eta
         last = learner._last_rates
+    assert doublings >= (2 if U == "auto" else 0)
 
 
 def test_the_rate_falls_where_no_linear_model_fits():
