@@ -218,17 +218,20 @@ class _Learner(_Rates):
 
     def _take_in(self, names):
         """Columns for the new feature ``names`` (in this order), after those held:
-        one output's theta keeps spare columns, doubled when full (a new feature
-        costs O(1) amortized); several outputs' are widened to fit, their loop
-        continuing the current one's terms. Returns the first new column."""
+        theta keeps spare columns, doubled when full (a new feature costs O(k)
+        amortized), for one output and for several of a psi without normalizer
+        (held inside the loop, ``DictRows.inside``); several outputs of the others
+        are widened to fit. The loop continues the current one's terms. Returns
+        the first new column."""
         features, first = self._features, len(self._features)
         for offset, name in enumerate(names):
             features[name] = first + offset
         k, width = self._theta.shape
         n = len(features)
-        if self._loop is not None and first and (n <= width if k == 1 else False):
+        spare = k == 1 or (self._rows is not None and self._rows.inside)
+        if self._loop is not None and first and spare and n <= width:
             return first
-        new_width = max(2 * width, n, _FIRST_WIDTH) if k == 1 else n
+        new_width = max(2 * width, n, _FIRST_WIDTH) if spare else n
         theta = np.full((k, new_width), self._theta_start)
         theta[:, :first] = self._theta[:, :first]
         terms = None
@@ -241,8 +244,10 @@ class _Learner(_Rates):
             # (A loop built afresh, from theta: the new columns are in it.)
             self._build(None)
             return n
-        # (One output: the new columns enter in the trial; several: theta is n wide.)
+        # (One output: the new columns enter in the trial; several: theta is n wide,
+        # or its spare columns are in the loop, their terms at Theta_1.)
         self._build(terms, first if k == 1 else n)
+        self._rows.spare_terms(first)
         return first
 
     @staticmethod
@@ -355,7 +360,7 @@ class _Learner(_Rates):
         """The trial of a row that the dict rows did not take (a failure to report,
         or a row that needs a recompute of the loop to take in its features):
         through the loop's general CSR run; the model unchanged if it fails."""
-        if first is not None and first < len(self._features):
+        if first is not None and first < len(self._features) and not self._rows.inside:
             # (The new columns enter a loop built afresh from theta.)
             k, n = self._theta.shape[0], len(self._features)
             theta = np.full((k, max(n, self._theta.shape[1])), self._theta_start)
@@ -364,7 +369,8 @@ class _Learner(_Rates):
             self._build(None)
         columns, values = self._rows.row(x, self._features)
         n, loop, Y = len(self._features), self._loop, self._target[None, :]
-        X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
+        width = self._theta.shape[1] if self._rows.inside else n  # (the loop's n)
+        X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, width))
         rates, pair = None, self._pair()
         if self._eta() == "theory":  # (the rate of the rows seen, this one included)
             rates = self._theory(n)
@@ -375,7 +381,7 @@ class _Learner(_Rates):
         try:
             loop.set_rates(*self._trial_rates(pair))  # (a failure restores them)
             status, _, loss = loop.run_csr(
-                values, columns, np.array([0, len(columns)], np.int32), n, Y,
+                values, columns, np.array([0, len(columns)], np.int32), width, Y,
                 np.full(1, w), np.zeros(1, np.intp))
             if status != Status.OK:
                 raise self._config.divergence(self._run.t + 1, pair[0])
@@ -509,7 +515,7 @@ class _Learner(_Rates):
         """psi(Theta) of the features held, (k, n)."""
         n = len(self._features)
         if self._loop is not None and n:
-            return self._loop.weights()
+            return self._loop.weights()[:, :n]  # (k > 1: spare columns, inside)
         return (PSI[self.psi].weights(self._theta[:, :n], self._U(), float(self.p))
                 if n else np.zeros((self._theta.shape[0], 0)))
 

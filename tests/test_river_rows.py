@@ -56,6 +56,25 @@ def test_the_work_of_a_row_does_not_grow_with_the_features_seen(psi):
     assert work[-1] < 3 * 20
 
 
+@pytest.mark.parametrize("psi", ["identity", "exp"])
+def test_a_new_feature_of_several_outputs_costs_o_of_k(psi):
+    # phi="softmax" with k = 3 classes: theta keeps spare columns inside the loop
+    # (a psi without normalizer), doubled when full, so that the work per row,
+    # new features included, stays about k times a row's entries.
+    rng = np.random.default_rng(4)
+    model = GAClassifier(psi=psi, phi="softmax", eta=0.05)
+    rows = vocabulary_stream(4000, 20_000)
+    work = []
+    for start in range(0, len(rows), 1000):
+        before = model._rows.work if model._rows is not None else 0
+        for x, _ in rows[start:start + 1000]:
+            model.learn_one(x, int(rng.integers(3)))
+        work.append((model._rows.work - before) / 1000)
+    assert model._rows.inside and len(model.weights[0]) > 15_000
+    assert work[-1] < 1.5 * work[1]
+    assert work[-1] < 3 * 3 * 20
+
+
 def test_a_new_feature_does_not_rewrite_the_others():
     model = GARegressor(psi="softmax", eta=0.05, update="explicit")
     for x, y in vocabulary_stream(300, 5000):
