@@ -40,6 +40,7 @@ class _Rates:
         """The state of eq. (31)'s rate (:meth:`_trial_rates`) of an empty model."""
         self._tuning = self.eta == "auto" and PSI[self.psi].doubling
         self._last_rates, self._phase_loss = (math.inf, math.inf), 0.0
+        self._first_U = self.U_
 
     def _trial_rates(self, base=None):
         """The rates of the next trial: the theory rates ``base`` (by default the
@@ -49,7 +50,8 @@ class _Rates:
         K is the loss of the trials so far (the comparator's is unknown; the
         learner's own bounds it in the self-confident way), R is EG±'s ln(2n),
         the relative entropy from the uniform start to any point of the ball in
-        the units of its bound B = U^2 max ||x||_inf^2 (HKW §III), plus the
+        the units of its bound B = U^2 max ||x||_inf^2 (HKW §III; 2 ln(4n) from
+        the start of a phase after a doubling, doc/user_guide/theory.rst), plus the
         intercept's block, ``b^2 eta / (2 eta_b)`` in those units, b* taken as
         the intercept's value (its largest |b| for several outputs), n and b
         those of the model as the row finds it (:meth:`_start_row`).
@@ -79,8 +81,13 @@ class _Rates:
 
     def _start_row(self):
         """Before a row's trial (eq. 31's rate): R's parts of the model as the row
-        finds it, the ln(2n) of the n features held and the intercept's |b|."""
-        self._row_reach = (log(2 * len(self._features) or 2),  # (n = 0: as n = 1)
+        finds it, the bound on EG±'s divergence for the n features held and the
+        intercept's |b|."""
+        n = len(self._features) or 1
+        # (After a doubling the phase starts from the weights the last one left:
+        # its relative entropy to a comparator is at most 2 ln(4n), theory.rst.)
+        self._row_reach = (2.0 * log(4 * n) if self.U_ > self._first_U
+                           else log(2 * n),
                            max(map(abs, self._intercept.tolist())))
 
     def _after_trial(self):

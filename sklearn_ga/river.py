@@ -157,7 +157,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     >>> from sklearn_ga.river import GARegressor
     >>> model = preprocessing.StandardScaler() | GARegressor(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
-    MAE: 0.713011
+    MAE: 0.712995
     """
 
     _estimator = _SklearnRegressor
@@ -311,7 +311,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
     >>> from sklearn_ga.river import GAClassifier
     >>> model = preprocessing.StandardScaler() | GAClassifier(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 88.80%
+    Accuracy: 89.04%
     """
 
     _estimator = _SklearnClassifier
