@@ -449,11 +449,6 @@ class _Learner(_Rates):
             fresh = _canonical(name for name in names if name not in self._features)
             start = 0
             while start < len(targets):
-                if self._tuning:  # (eq. 31's rate follows the loss of each row)
-                    x = dict(zip(names, values[start].tolist(), strict=True))
-                    self.learn_one(x, targets[start], weights[start])
-                    start += 1
-                    continue
                 if self._multiclass and targets[start] not in self._classes:
                     x = dict(zip(names, values[start].tolist(), strict=True))
                     self._learn_new_class(x, targets[start], weights[start])
@@ -487,14 +482,19 @@ class _Learner(_Rates):
             self._take_in(fresh)
             self._count(m, 0.0)
             return
+        held = len(self._features)
         first = self._take_in(fresh) if fresh else -1
         columns = np.array([self._features[name] for name in names], np.int32)
         done = 0
         while done < m:
             end = done + min(m - done, self._next_check - self._run.t)  # (inf: m)
+            rates = self._rates
+            if self._tuning:  # (eq. 31's rate follows each row's loss: a row a call)
+                end = done + 1
+                self._start_row(held if done == 0 else None)
+                rates = self._trial_rates()
             trials, total, initial = self._rows.learn_rows(
-                values[done:end], columns, Y[done:end], weights[done:end],
-                *self._rates,
+                values[done:end], columns, Y[done:end], weights[done:end], *rates,
                 self._run.t, self._run.cumulative_loss, self._run.initial_loss,
                 len(self._features), first if done == 0 else -1)
             self._run.t += trials
@@ -506,8 +506,7 @@ class _Learner(_Rates):
                 self._learn_general(x, weights[done],
                                     None if done or first < 0 else first)
                 done += 1
-            if self._run.t >= self._next_check:  # (as learn_one checks after a row)
-                self._press()
+            self._after_trial()  # (as learn_one, after a row)
 
     # -- prediction ----------------------------------------------------------------
 

@@ -79,11 +79,11 @@ class _Rates:
                          else last_intercept_eta)
         return self._pending
 
-    def _start_row(self):
+    def _start_row(self, n=None):
         """Before a row's trial (eq. 31's rate): R's parts of the model as the row
-        finds it, the bound on EG±'s divergence for the n features held and the
-        intercept's |b|."""
-        n = len(self._features) or 1
+        finds it, the bound on EG±'s divergence for the n features held (by
+        default all) and the intercept's |b|."""
+        n = (len(self._features) if n is None else n) or 1
         # (After a doubling the phase starts from the weights the last one left:
         # its relative entropy to a comparator is at most 2 ln(4n), theory.rst.)
         self._row_reach = (2.0 * log(4 * n) if self.U_ > self._first_U

@@ -102,9 +102,13 @@ def test_learn_many_and_a_pickle_follow_learn_one():
     X = pd.DataFrame([x for x, _ in rows]).fillna(0.0)
     y = pd.Series([3.0 * float(label) + 1.0 for _, label in rows])
     one, many = GARegressor(psi="eg_pm"), GARegressor(psi="eg_pm")
-    for x, target in zip(X[:200].to_dict("records"), y[:200], strict=True):
-        one.learn_one(x, target)
-    many.learn_many(X[:200], y[:200])
+    # Two frames, the second bringing a column (at K > 0): R reads the features
+    # held before its first row, as learn_one's does.
+    second = X.iloc[100:200].assign(zz=np.linspace(-1.0, 1.0, 100))
+    for frame in (X.iloc[:100], second):
+        for x, target in zip(frame.to_dict("records"), y[frame.index], strict=True):
+            one.learn_one(x, target)
+        many.learn_many(frame, y[frame.index])
     assert many.weights == one.weights and many.intercept == one.intercept
     assert many._last_rates == one._last_rates
     assert one._last_rates[0] < one._pair()[0]

@@ -102,8 +102,9 @@ def one_row_csr(x, columns, n):
 @pytest.mark.parametrize("update", ["explicit", "implicit"])
 def test_learn_one_is_bit_identical_to_one_row_csr_partial_fit(psi, update):
     # A feature enters at Theta_1, which these psi leave out of any normalizer
-    # (pnorm's ||theta||_q gains nothing from a 0): the scikit-learn estimator that holds every feature from the start runs the
-    # same compiled trials on the same CSR rows (columns in order of arrival).
+    # (pnorm's ||theta||_q gains nothing from a 0): the scikit-learn estimator
+    # that holds every feature from the start runs the same compiled trials on
+    # the same CSR rows (columns in order of arrival).
     rows = vocabulary_stream(600, 3000)
     learner = GARegressor(psi=psi, phi="identity", eta=0.02, update=update)
     columns = {}
