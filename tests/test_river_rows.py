@@ -436,3 +436,21 @@ def test_regressor_learn_one_is_bit_identical_for_every_psi(psi):
     assert np.array_equal(list(learner.weights.values()), reference.coef_)
     assert learner.intercept == reference.intercept_[0]
     assert learner.cumulative_loss_ == reference.cumulative_loss_
+
+
+@pytest.mark.parametrize("psi", ["identity", "exp"])
+def test_a_pickle_of_spare_columns_continues_exactly(psi):
+    # A copy holds the features seen, without the spare columns; as new features
+    # arrive it widens theta, their terms at Theta_1 as the original's spare ones.
+    rng = np.random.default_rng(6)
+    rows = [(x, int(rng.integers(3))) for x, _ in vocabulary_stream(400, 2000)]
+    learner = GAClassifier(psi=psi, phi="softmax", eta=0.05)
+    for x, label in rows[:200]:
+        learner.learn_one(x, label)
+    assert learner._rows.inside and learner._theta.shape[1] > len(learner.weights[0])
+    copy = pickle.loads(pickle.dumps(learner))
+    for model in (learner, copy):
+        for x, label in rows[200:]:
+            model.learn_one(x, label)
+    assert copy.weights == learner.weights and copy.intercept == learner.intercept
+    assert copy.cumulative_loss_ == learner.cumulative_loss_
