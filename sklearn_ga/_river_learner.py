@@ -220,9 +220,9 @@ class _Learner(_Rates):
         """Columns for the new feature ``names`` (in this order), after those held:
         theta keeps spare columns, doubled when full (a new feature costs O(k)
         amortized), for one output and for several of a psi without normalizer
-        (held inside the loop, ``DictRows.inside``); several outputs of the others
-        are widened to fit. The loop continues the current one's terms. Returns
-        the first new column."""
+        or pnorm (held inside the loop, ``DictRows.inside``); several outputs of
+        the others are widened to fit. The loop continues the current one's
+        terms. Returns the first new column."""
         features, first = self._features, len(self._features)
         for offset, name in enumerate(names):
             features[name] = first + offset

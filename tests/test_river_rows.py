@@ -56,13 +56,14 @@ def test_the_work_of_a_row_does_not_grow_with_the_features_seen(psi):
     assert work[-1] < 3 * 20
 
 
-@pytest.mark.parametrize("psi", ["identity", "exp"])
+@pytest.mark.parametrize("psi", ["identity", "exp", "pnorm"])
 def test_a_new_feature_of_several_outputs_costs_o_of_k(psi):
     # phi="softmax" with k = 3 classes: theta keeps spare columns inside the loop
-    # (a psi without normalizer), doubled when full, so that the work per row,
+    # (a psi without normalizer, or pnorm's, which a column at 0 leaves as it
+    # is), doubled when full, so that the work per row,
     # new features included, stays about k times a row's entries.
     rng = np.random.default_rng(4)
-    model = GAClassifier(psi=psi, phi="softmax", eta=0.05)
+    model = GAClassifier(psi=psi, phi="softmax", eta=0.05, p=3.0)
     rows = vocabulary_stream(4000, 20_000)
     work = []
     for start in range(0, len(rows), 1000):
@@ -106,12 +107,12 @@ def test_learn_one_is_bit_identical_to_one_row_csr_partial_fit(psi, update):
     # that holds every feature from the start runs the same compiled trials on
     # the same CSR rows (columns in order of arrival).
     rows = vocabulary_stream(600, 3000)
-    learner = GARegressor(psi=psi, phi="identity", eta=0.02, update=update)
+    learner = GARegressor(psi=psi, phi="identity", eta=0.02, update=update, p=3.0)
     columns = {}
     for x, _ in rows:
         for name in sorted(name for name in x if name not in columns):
             columns[name] = len(columns)
-    reference = SklearnRegressor(psi=psi, eta=0.02, update=update)
+    reference = SklearnRegressor(psi=psi, eta=0.02, update=update, p=3.0)
     for x, y in rows:
         target = float(y) - 0.5
         learner.learn_one(x, target)
@@ -398,7 +399,7 @@ def test_softmax_learn_one_is_bit_identical_to_one_row_partial_fit(psi, arriving
     for x, _ in rows:
         for name in sorted(name for name in x if name not in columns):
             columns[name] = len(columns)
-    params = {"psi": psi, "phi": "softmax", "eta": 0.05}
+    params = {"psi": psi, "phi": "softmax", "eta": 0.05, "p": 3.0}
     if psi in ("eg_pm", "sphere"):
         params["U"] = 3.0
     learner, reference = GAClassifier(**params), SklearnClassifier(**params)
@@ -425,7 +426,7 @@ def test_regressor_learn_one_is_bit_identical_for_every_psi(psi):
     names = sorted({name for x, _ in rows for name in x})
     rows[0] = ({**dict.fromkeys(names, 0.0), **rows[0][0]}, rows[0][1])
     columns = {name: column for column, name in enumerate(names)}
-    params = {"psi": psi, "eta": 0.02, "update": "explicit"}
+    params = {"psi": psi, "eta": 0.02, "update": "explicit", "p": 3.0}
     if psi in ("eg_pm", "sphere"):
         params["U"] = 3.0
     learner, reference = GARegressor(**params), SklearnRegressor(**params)
@@ -438,13 +439,13 @@ def test_regressor_learn_one_is_bit_identical_for_every_psi(psi):
     assert learner.cumulative_loss_ == reference.cumulative_loss_
 
 
-@pytest.mark.parametrize("psi", ["identity", "exp"])
+@pytest.mark.parametrize("psi", ["identity", "exp", "pnorm"])
 def test_a_pickle_of_spare_columns_continues_exactly(psi):
     # A copy holds the features seen, without the spare columns; as new features
     # arrive it widens theta, their terms at Theta_1 as the original's spare ones.
     rng = np.random.default_rng(6)
     rows = [(x, int(rng.integers(3))) for x, _ in vocabulary_stream(400, 2000)]
-    learner = GAClassifier(psi=psi, phi="softmax", eta=0.05)
+    learner = GAClassifier(psi=psi, phi="softmax", eta=0.05, p=3.0)
     for x, label in rows[:200]:
         learner.learn_one(x, label)
     assert learner._rows.inside and learner._theta.shape[1] > len(learner.weights[0])

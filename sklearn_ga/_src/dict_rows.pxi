@@ -5,9 +5,10 @@
 # column: for one output, theta keeps spare columns (the learner doubles them), so
 # that the loop's n grows in place; its parameter starts at Theta_1's value and its
 # normalizer term joins the row's normalizer in O(1) (_extend). Several outputs of
-# a psi without a normalizer hold their spare columns inside the loop (n is theta's
-# width, each row's stride): at Theta_1 a column no row holds changes nothing, and
-# a new feature takes one as it is, in O(1).
+# a psi without a normalizer (or pnorm's, which a column at 0 leaves as it is) hold
+# their spare columns inside the loop (n is theta's width, each row's stride): at
+# Theta_1 a column no row holds changes nothing, and a new feature takes one as it
+# is, in O(1).
 
 cpdef enum DictCode:
     DICT_BAD_VALUE = -1   # a value is not a real number (DictRows.bad)
@@ -52,8 +53,8 @@ cdef class DictRows:
     n : int
         Columns the model holds. With one output the loop's theta may be wider
         (spare columns for new features); with several it is exactly n wide, or,
-        for a psi without a normalizer, the loop holds theta's every column
-        (``inside``).
+        for a psi without a normalizer and pnorm, the loop holds theta's every
+        column (``inside``).
     start : float
         Theta_1's value of a coordinate, at which a new feature enters.
     checked : bool
@@ -71,7 +72,8 @@ cdef class DictRows:
         the new columns, and every O(n) pass (a whole save, a recompute).
     inside : bool
         Whether the loop holds theta's spare columns (several outputs of a psi
-        without a normalizer): a new feature takes the next one as it is.
+        without a normalizer, or of pnorm): a new feature takes the next one as it
+        is.
     """
     cdef OneRow calls
     cdef TrialLoop loop
@@ -101,7 +103,9 @@ cdef class DictRows:
         cdef TrialLoop loop = calls.loop
         self.calls, self.loop, self.start = calls, loop, start
         self.width = loop.theta.shape[1]
-        self.inside = loop.s.k > 1 and not _normalized(loop.s.psi)
+        # (pnorm's normalizer ||theta||_q gains nothing from a column at 0.)
+        self.inside = loop.s.k > 1 and (not _normalized(loop.s.psi)
+                                        or loop.s.psi == PSI_PNORM)
         if self.inside:
             n = self.width
         if not (n <= self.width and (n == self.width or loop.s.k == 1)):
