@@ -40,7 +40,7 @@ class _Rates:
         """The state of eq. (31)'s rate (:meth:`_trial_rates`) of an empty model."""
         self._tuning = self.eta == "auto" and PSI[self.psi].doubling
         self._last_rates, self._phase_loss = (math.inf, math.inf), 0.0
-        self._first_U = self.U_
+        self._first_U, self._divergence_of = self.U_, (0, 0.0)
 
     def _trial_rates(self, base=None):
         """The rates of the next trial: the theory rates ``base`` (by default the
@@ -84,11 +84,15 @@ class _Rates:
         finds it, the bound on EG±'s divergence for the n features held (by
         default all) and the intercept's |b|."""
         n = (len(self._features) if n is None else n) or 1
-        # (After a doubling the phase starts from the weights the last one left:
-        # its relative entropy to a comparator is at most 2 ln(4n), theory.rst.)
-        self._row_reach = (2.0 * log(4 * n) if self.U_ > self._first_U
-                           else log(2 * n),
-                           max(map(abs, self._intercept.tolist())))
+        if n != self._divergence_of[0]:
+            # (After a doubling the phase starts from the weights the last one
+            # left: its relative entropy to a comparator is at most 2 ln(4n),
+            # theory.rst.)
+            self._divergence_of = n, (2.0 * log(4 * n) if self.U_ > self._first_U
+                                      else log(2 * n))
+        b = self._intercept
+        b = abs(b.item(0)) if b.shape[0] == 1 else float(np.max(np.abs(b)))
+        self._row_reach = self._divergence_of[1], b
 
     def _after_trial(self):
         """After a trial counted: keep the rates it ran at (eq. 31's rate), and check
@@ -161,6 +165,7 @@ class _Rates:
         if self._tuning:
             self._last_rates, self._phase_loss = (math.inf, math.inf), \
                 self._run.cumulative_loss
+            self._divergence_of = (0, 0.0)  # (its bound from a phase's start)
         self._run.rate_state = TheoryRates.rescaled(self._run.rate_state, self.U_)
         self._theta, self._intercept = theta, self._intercept.copy()
         self._build(None)
