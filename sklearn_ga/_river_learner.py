@@ -84,6 +84,7 @@ class _Learner(_Rates):
         self._run = Run()
         self._run.t, self._run.cumulative_loss = 0, 0.0
         self._start_scale()
+        self._start_tuning()
         # One output for binary labels; for softmax one per class, the first kept
         # before its class comes.
         self._theta = np.zeros((1, 0))
@@ -140,7 +141,8 @@ class _Learner(_Rates):
     def __getstate__(self):
         n = len(self._features)
         state = {name: value for name, value in self.__dict__.items()
-                 if name not in ("_loop", "_rows", "_target", "_rates", "_calls")}
+                 if name not in ("_loop", "_rows", "_target", "_rates", "_calls",
+                                 "_pending", "_row_reach")}
         # (Only the columns held: the spare ones are scratch.)
         state["_theta"] = self._theta[:, :n].copy()
         state["_terms"] = None
@@ -216,17 +218,20 @@ class _Learner(_Rates):
 
     def _take_in(self, names):
         """Columns for the new feature ``names`` (in this order), after those held:
-        one output's theta keeps spare columns, doubled when full (a new feature
-        costs O(1) amortized); several outputs' are widened to fit, their loop
-        continuing the current one's terms. Returns the first new column."""
+        theta keeps spare columns, doubled when full (a new feature costs O(k)
+        amortized), for one output and for several of a psi without normalizer
+        or pnorm (held inside the loop, ``DictRows.inside``); several outputs of
+        the others are widened to fit. The loop continues the current one's
+        terms. Returns the first new column."""
         features, first = self._features, len(self._features)
         for offset, name in enumerate(names):
             features[name] = first + offset
         k, width = self._theta.shape
         n = len(features)
-        if self._loop is not None and first and (n <= width if k == 1 else False):
+        spare = k == 1 or (self._rows is not None and self._rows.inside)
+        if self._loop is not None and first and spare and n <= width:
             return first
-        new_width = max(2 * width, n, _FIRST_WIDTH) if k == 1 else n
+        new_width = max(2 * width, n, _FIRST_WIDTH) if spare else n
         theta = np.full((k, new_width), self._theta_start)
         theta[:, :first] = self._theta[:, :first]
         terms = None
@@ -239,8 +244,10 @@ class _Learner(_Rates):
             # (A loop built afresh, from theta: the new columns are in it.)
             self._build(None)
             return n
-        # (One output: the new columns enter in the trial; several: theta is n wide.)
+        # (One output: the new columns enter in the trial; several: theta is n wide,
+        # or its spare columns are in the loop, their terms at Theta_1.)
         self._build(terms, first if k == 1 else n)
+        self._rows.spare_terms(first)
         return first
 
     @staticmethod
@@ -293,6 +300,8 @@ class _Learner(_Rates):
             x = _as_dict(x)
         if w != 1.0:
             w = self._sample_weight(w)
+        if self._tuning:
+            self._start_row()
         if self._rowwise:
             if y not in self._classes:
                 return self._learn_new_class(x, y, w)
@@ -306,14 +315,14 @@ class _Learner(_Rates):
             self._take_in(_canonical(name for name in x if name not in self._features))
             self._count(1, 0.0)
             return
-        sums = rows.learn(x, self._features, target, *self._rates, self._run.t,
-                          self._run.cumulative_loss, self._run.initial_loss, w)
+        sums = rows.learn(x, self._features, target, *(
+            self._trial_rates() if self._tuning else self._rates), self._run.t,
+            self._run.cumulative_loss, self._run.initial_loss, w)
         if type(sums) is tuple or (sums is None and self._eta() == "theory" and type(
                 sums := self._lowered(x, target, w)) is tuple):
             self._run.t += 1
             self._run.cumulative_loss, self._run.initial_loss, _ = sums
-            if self._run.t >= self._next_check:
-                self._press()
+            self._after_trial()
             return
         if not self._rowwise:
             self._target[0] = target  # (the general path reads it there)
@@ -323,8 +332,7 @@ class _Learner(_Rates):
             self._learn_fresh(x, w, _canonical(rows.fresh))
         else:
             raise self._refused(sums, *rows.bad)
-        if self._run.t >= self._next_check:
-            self._press()
+        self._after_trial()
 
     def _learn_fresh(self, x, w, names):
         """``learn_one`` of a row that brings the new features ``names``."""
@@ -332,7 +340,7 @@ class _Learner(_Rates):
         try:
             first = self._take_in(names)
             target = self._target if self._rowwise else self._target.item(0)
-            sums = self._rows.learn(x, self._features, target, *self._rates,
+            sums = self._rows.learn(x, self._features, target, *self._trial_rates(),
                                     self._run.t, self._run.cumulative_loss,
                                     self._run.initial_loss, w, first)
             if sums is None and self._eta() == "theory":
@@ -352,7 +360,7 @@ class _Learner(_Rates):
         """The trial of a row that the dict rows did not take (a failure to report,
         or a row that needs a recompute of the loop to take in its features):
         through the loop's general CSR run; the model unchanged if it fails."""
-        if first is not None and first < len(self._features):
+        if first is not None and first < len(self._features) and not self._rows.inside:
             # (The new columns enter a loop built afresh from theta.)
             k, n = self._theta.shape[0], len(self._features)
             theta = np.full((k, max(n, self._theta.shape[1])), self._theta_start)
@@ -361,7 +369,8 @@ class _Learner(_Rates):
             self._build(None)
         columns, values = self._rows.row(x, self._features)
         n, loop, Y = len(self._features), self._loop, self._target[None, :]
-        X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, n))
+        width = self._theta.shape[1] if self._rows.inside else n  # (the loop's n)
+        X = sp.csr_array((values, columns, [0, len(columns)]), shape=(1, width))
         rates, pair = None, self._pair()
         if self._eta() == "theory":  # (the rate of the rows seen, this one included)
             rates = self._theory(n)
@@ -370,9 +379,9 @@ class _Learner(_Rates):
             pair = rates.rates(np.zeros(1, np.intp), self._run.t)
         loop.save(columns)
         try:
-            loop.set_rates(*pair)  # (a failure restores those saved)
+            loop.set_rates(*self._trial_rates(pair))  # (a failure restores them)
             status, _, loss = loop.run_csr(
-                values, columns, np.array([0, len(columns)], np.int32), n, Y,
+                values, columns, np.array([0, len(columns)], np.int32), width, Y,
                 np.full(1, w), np.zeros(1, np.intp))
             if status != Status.OK:
                 raise self._config.divergence(self._run.t + 1, pair[0])
@@ -473,14 +482,19 @@ class _Learner(_Rates):
             self._take_in(fresh)
             self._count(m, 0.0)
             return
+        held = len(self._features)
         first = self._take_in(fresh) if fresh else -1
         columns = np.array([self._features[name] for name in names], np.int32)
         done = 0
         while done < m:
             end = done + min(m - done, self._next_check - self._run.t)  # (inf: m)
+            rates = self._rates
+            if self._tuning:  # (eq. 31's rate follows each row's loss: a row a call)
+                end = done + 1
+                self._start_row(held if done == 0 else None)
+                rates = self._trial_rates()
             trials, total, initial = self._rows.learn_rows(
-                values[done:end], columns, Y[done:end], weights[done:end],
-                *self._rates,
+                values[done:end], columns, Y[done:end], weights[done:end], *rates,
                 self._run.t, self._run.cumulative_loss, self._run.initial_loss,
                 len(self._features), first if done == 0 else -1)
             self._run.t += trials
@@ -492,8 +506,7 @@ class _Learner(_Rates):
                 self._learn_general(x, weights[done],
                                     None if done or first < 0 else first)
                 done += 1
-            if self._run.t >= self._next_check:  # (as learn_one checks after a row)
-                self._press()
+            self._after_trial()  # (as learn_one, after a row)
 
     # -- prediction ----------------------------------------------------------------
 
@@ -501,7 +514,7 @@ class _Learner(_Rates):
         """psi(Theta) of the features held, (k, n)."""
         n = len(self._features)
         if self._loop is not None and n:
-            return self._loop.weights()
+            return self._loop.weights()[:, :n]  # (k > 1: spare columns, inside)
         return (PSI[self.psi].weights(self._theta[:, :n], self._U(), float(self.p))
                 if n else np.zeros((self._theta.shape[0], 0)))
 

@@ -1,10 +1,12 @@
 """The learning rates and the scale of the River learners (:mod:`sklearn_ga.river`):
 a number, or ``eta="theory"``, KW01 Theorem 3's rate of the rows seen, lowered as
 ``partial_fit`` lowers it (:class:`~sklearn_ga._rates.TheoryRates`, the row
-bounds of the kernel) when a row raises the bound; ``U`` given, or ``U="auto"``,
-doubled while the weights press on the ball."""
+bounds of the kernel) when a row raises the bound; for EG±'s ``eta="auto"``, that
+rate tuned by the loss so far (KW01 eq. 31); ``U`` given, or ``U="auto"``, doubled
+while the weights press on the ball."""
 
 import math
+from math import log
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +35,72 @@ class _Rates:
         entry = PSI.get(self.psi)  # (None: refused by the parameters' checks)
         return "theory" if entry is not None and entry.scale_norm is not None \
             else self._default_eta
+
+    def _start_tuning(self):
+        """The state of eq. (31)'s rate (:meth:`_trial_rates`) of an empty model."""
+        self._tuning = self.eta == "auto" and PSI[self.psi].doubling
+        self._last_rates, self._phase_loss = (math.inf, math.inf), 0.0
+        self._first_U, self._divergence_of = self.U_, (0, 0.0)
+
+    def _trial_rates(self, base=None):
+        """The rates of the next trial: the theory rates ``base`` (by default the
+        loop's), for EG±'s ``eta="auto"`` tuned as KW01 eq. (31) tunes Theorem 3's
+        rate to a comparator of loss at most K and divergence at most R.
+
+        K is the loss of the trials so far (the comparator's is unknown; the
+        learner's own bounds it in the self-confident way), R is EG±'s ln(2n),
+        the relative entropy from the uniform start to any point of the ball in
+        the units of its bound B = U^2 max ||x||_inf^2 (HKW §III; 2 ln(4n) from
+        the start of a phase after a doubling, doc/user_guide/theory.rst), plus the
+        intercept's block, ``b^2 eta / (2 eta_b)`` in those units, b* taken as
+        the intercept's value (its largest |b| for several outputs), n and b
+        those of the model as the row finds it (:meth:`_start_row`).
+        With bc = 1 / (2 eta), eq. (31) is ``eta f``, ``f = 2 / (1 + sqrt(1 +
+        2 eta K / R))``: 1 at K = 0, smaller where the loss keeps coming (rows
+        that no linear model fits), and the rates stay no larger than the last
+        trial's, so that they never rise (the condition of the bound,
+        TheoryRates). A doubling of ``U_`` starts a new phase of the doubling
+        scheme, a run of its own in its bound (doc/user_guide/theory.rst): K
+        counts the loss since, and the rates may start again from the theory
+        rate at the new U."""
+        eta, intercept_eta = self._rates if base is None else base
+        if not self._tuning:
+            return eta, intercept_eta
+        loss = self._run.cumulative_loss - self._phase_loss
+        if loss > 0.0:
+            reach, b = self._row_reach
+            if b:
+                reach += b * b * eta / (2.0 * intercept_eta)
+            f = 2.0 / (1.0 + (1.0 + 2.0 * eta * loss / reach) ** 0.5)
+            eta, intercept_eta = eta * f, intercept_eta * f
+        last_eta, last_intercept_eta = self._last_rates
+        self._pending = (eta if eta < last_eta else last_eta,
+                         intercept_eta if intercept_eta < last_intercept_eta
+                         else last_intercept_eta)
+        return self._pending
+
+    def _start_row(self, n=None):
+        """Before a row's trial (eq. 31's rate): R's parts of the model as the row
+        finds it, the bound on EG±'s divergence for the n features held (by
+        default all) and the intercept's |b|."""
+        n = (len(self._features) if n is None else n) or 1
+        if n != self._divergence_of[0]:
+            # (After a doubling the phase starts from the weights the last one
+            # left: its relative entropy to a comparator is at most 2 ln(4n),
+            # theory.rst.)
+            self._divergence_of = n, (2.0 * log(4 * n) if self.U_ > self._first_U
+                                      else log(2 * n))
+        b = self._intercept
+        b = abs(b.item(0)) if b.shape[0] == 1 else float(np.max(np.abs(b)))
+        self._row_reach = self._divergence_of[1], b
+
+    def _after_trial(self):
+        """After a trial counted: keep the rates it ran at (eq. 31's rate), and check
+        the weights' press on the ball (U="auto")."""
+        if self._tuning:
+            self._last_rates = self._pending
+        if self._run.t >= self._next_check:
+            self._press()
 
     def _theory(self, n=None):
         """eta="theory": KW01 Theorem 3's rate of the rows seen (the rate object of
@@ -94,6 +162,10 @@ class _Rates:
         theta = np.full(self._theta.shape, self._theta_start)
         theta[:, :n] = PSI[self.psi].inverse(weights, 2.0 * U, float(self.p))
         self.U_ = 2.0 * U
+        if self._tuning:
+            self._last_rates, self._phase_loss = (math.inf, math.inf), \
+                self._run.cumulative_loss
+            self._divergence_of = (0, 0.0)  # (its bound from a phase's start)
         self._run.rate_state = TheoryRates.rescaled(self._run.rate_state, self.U_)
         self._theta, self._intercept = theta, self._intercept.copy()
         self._build(None)
@@ -103,7 +175,7 @@ class _Rates:
         the rates held, at the rates lowered for it (if it raises the bound or the
         weight S: what partial_fit does), the rates kept if it is taken. The sums
         of the trial, or None with the rates as they were."""
-        old, calls = self._rates, self._calls
+        old, calls = self._rates, self._calls  # (the theory rates, untuned)
         # (The bound reads the row's values only, summed in the order of their
         # columns, new ones after those held, as the trial will hold them.)
         features, n = self._features, len(self._features)
@@ -125,7 +197,8 @@ class _Rates:
         B, S, _, _ = rates.pending
         limits = calls.bound_limit, calls.weight_limit
         calls.bound_limit, calls.weight_limit = B, S
-        sums = self._rows.learn(x, self._features, target, *pair, self._run.t,
+        sums = self._rows.learn(x, self._features, target, *self._trial_rates(pair),
+                                self._run.t,
                                 self._run.cumulative_loss, self._run.initial_loss, w,
                                 first)
         if type(sums) is not tuple:

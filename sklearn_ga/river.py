@@ -105,10 +105,13 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
         lowers it first; the intercept's rate that of ``intercept_eta="auto"``,
         over the features held when it falls); ``"auto"``: ``"theory"`` for a psi
         with a scale U (``"eg_pm"``, ``"sphere"``: a number is a rate for one U),
-        else 0.05. Behind River's ``preprocessing.StandardScaler`` the defaults
-        (GD and EG±) have a lower progressive MAE than River's
-        ``linear_model.LinearRegression()`` on River's TrumpApproval and
-        ChickWeights streams (doc/user_guide/defaults.rst).
+        for ``"eg_pm"`` tuned by the loss so far as KW01 eq. (31) tunes it (the
+        rate falls where no linear model fits the rows: see
+        doc/user_guide/streaming.rst), else 0.05. Behind River's
+        ``preprocessing.StandardScaler`` the defaults (GD and EG±) have a lower
+        progressive MAE than River's ``linear_model.LinearRegression()`` on
+        River's TrumpApproval and ChickWeights streams
+        (doc/user_guide/defaults.rst).
     U : float or "auto", default="auto"
         Scale of ``psi="eg_pm"`` (``||w||_1 <= U``) and radius of ``psi="sphere"``.
         ``"auto"``: 1 at first (a stream has no first batch to fit a scale on),
@@ -154,7 +157,7 @@ class GARegressor(_Learner, base.MiniBatchRegressor):
     >>> from sklearn_ga.river import GARegressor
     >>> model = preprocessing.StandardScaler() | GARegressor(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
-    MAE: 0.624746
+    MAE: 0.712995
     """
 
     _estimator = _SklearnRegressor
@@ -308,7 +311,7 @@ class GAClassifier(_Learner, base.MiniBatchClassifier):
     >>> from sklearn_ga.river import GAClassifier
     >>> model = preprocessing.StandardScaler() | GAClassifier(psi="eg_pm")
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 88.64%
+    Accuracy: 89.04%
     """
 
     _estimator = _SklearnClassifier

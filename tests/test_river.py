@@ -412,6 +412,9 @@ def test_overflowing_predictions_are_an_error():
 @pytest.mark.parametrize(("learner", "rows"), [
     (GARegressor(psi="eg_pm"), emerging_stream()),
     (GAClassifier(psi="softmax", phi="softmax"), classes_stream()),
+    # (Spare columns inside the loop: a copy holds only the features seen.)
+    (GAClassifier(phi="softmax"), classes_stream()),
+    (GAClassifier(psi="exp", phi="softmax", eta=0.005), classes_stream()),
 ])
 def test_a_pickled_learner_continues_exactly(learner, rows):
     for x, y in rows[:60]:

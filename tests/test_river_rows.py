@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_ga import PSI
+from sklearn_ga import GAClassifier as SklearnClassifier
 from sklearn_ga import GARegressor as SklearnRegressor
 from sklearn_ga.river import GAClassifier, GARegressor
 
@@ -55,6 +56,26 @@ def test_the_work_of_a_row_does_not_grow_with_the_features_seen(psi):
     assert work[-1] < 3 * 20
 
 
+@pytest.mark.parametrize("psi", ["identity", "exp", "pnorm"])
+def test_a_new_feature_of_several_outputs_costs_o_of_k(psi):
+    # phi="softmax" with k = 3 classes: theta keeps spare columns inside the loop
+    # (a psi without normalizer, or pnorm's, which a column at 0 leaves as it
+    # is), doubled when full, so that the work per row,
+    # new features included, stays about k times a row's entries.
+    rng = np.random.default_rng(4)
+    model = GAClassifier(psi=psi, phi="softmax", eta=0.05, p=3.0)
+    rows = vocabulary_stream(4000, 20_000)
+    work = []
+    for start in range(0, len(rows), 1000):
+        before = model._rows.work if model._rows is not None else 0
+        for x, _ in rows[start:start + 1000]:
+            model.learn_one(x, int(rng.integers(3)))
+        work.append((model._rows.work - before) / 1000)
+    assert model._rows.inside and len(model.weights[0]) > 15_000
+    assert work[-1] < 1.5 * work[1]
+    assert work[-1] < 3 * 3 * 20
+
+
 def test_a_new_feature_does_not_rewrite_the_others():
     model = GARegressor(psi="softmax", eta=0.05, update="explicit")
     for x, y in vocabulary_stream(300, 5000):
@@ -78,19 +99,20 @@ def one_row_csr(x, columns, n):
                           [0, len(indices)]), shape=(1, n))
 
 
-@pytest.mark.parametrize("psi", ["identity", "exp"])
+@pytest.mark.parametrize("psi", ["identity", "exp", "pnorm", "burg"])
 @pytest.mark.parametrize("update", ["explicit", "implicit"])
 def test_learn_one_is_bit_identical_to_one_row_csr_partial_fit(psi, update):
-    # A feature enters at theta 0, which these psi leave out of any normalizer:
-    # the scikit-learn estimator that holds every feature from the start runs the
-    # same compiled trials on the same CSR rows (columns in order of arrival).
+    # A feature enters at Theta_1, which these psi leave out of any normalizer
+    # (pnorm's ||theta||_q gains nothing from a 0): the scikit-learn estimator
+    # that holds every feature from the start runs the same compiled trials on
+    # the same CSR rows (columns in order of arrival).
     rows = vocabulary_stream(600, 3000)
-    learner = GARegressor(psi=psi, phi="identity", eta=0.02, update=update)
+    learner = GARegressor(psi=psi, phi="identity", eta=0.02, update=update, p=3.0)
     columns = {}
     for x, _ in rows:
         for name in sorted(name for name in x if name not in columns):
             columns[name] = len(columns)
-    reference = SklearnRegressor(psi=psi, eta=0.02, update=update)
+    reference = SklearnRegressor(psi=psi, eta=0.02, update=update, p=3.0)
     for x, y in rows:
         target = float(y) - 0.5
         learner.learn_one(x, target)
@@ -350,3 +372,86 @@ def test_a_hand_set_u_is_used_unchanged():
         learner.learn_one(x, y)
     assert learner.U_ == 2.0
     assert sum(map(abs, learner.weights.values())) <= 2.0 * (1 + 1e-12)
+
+
+# Every psi whose Theta_1 adds nothing to a normalizer (or has none): a feature
+# entering mid-stream is one held from the start at Theta_1.
+UNNORMALIZED = {"identity", "exp", "pnorm", "burg"}
+
+
+@pytest.mark.parametrize(("psi", "arriving"), [
+    *((psi, False) for psi in PSI), *((psi, True) for psi in sorted(UNNORMALIZED))])
+def test_softmax_learn_one_is_bit_identical_to_one_row_partial_fit(psi, arriving):
+    # k = 3 outputs. The River learner meets its classes at zero weight (trials
+    # that step by 0), the estimator is given them at its first call; then both
+    # learn the same rows. Held: the first row brings every name (at 0 but its
+    # own), so every psi runs the same trials; arriving: features enter as rows
+    # bring them, the same model for the psi whose Theta_1 adds nothing to a
+    # normalizer, and for the others the newcomer takes its share (not a model
+    # of the estimator's).
+    rng = np.random.default_rng(5)
+    rows = [(x, 2 if label else int(rng.integers(3)))
+            for x, label in vocabulary_stream(300, 600)]
+    if not arriving:
+        names = sorted({name for x, _ in rows for name in x})
+        rows[0] = ({**dict.fromkeys(names, 0.0), **rows[0][0]}, rows[0][1])
+    columns = {}
+    for x, _ in rows:
+        for name in sorted(name for name in x if name not in columns):
+            columns[name] = len(columns)
+    params = {"psi": psi, "phi": "softmax", "eta": 0.05, "p": 3.0}
+    if psi in ("eg_pm", "sphere"):
+        params["U"] = 3.0
+    learner, reference = GAClassifier(**params), SklearnClassifier(**params)
+    for label in range(3):
+        learner.learn_one(rows[0][0], label, 0.0)
+    for t, (x, label) in enumerate(rows):
+        learner.learn_one(x, label)
+        reference.partial_fit(one_row_csr(x, columns, len(columns)), [label],
+                              **({"classes": [0, 1, 2]} if t == 0 else {}))
+    weights = np.array([list(learner.weights[label].values()) for label in range(3)])
+    assert list(learner.weights[0]) == list(columns)
+    assert np.array_equal(weights, reference.coef_)
+    assert list(learner.intercept.values()) == reference.intercept_.tolist()
+    assert learner.cumulative_loss_ == reference.cumulative_loss_
+    assert learner.t_ == reference.t_ + 3
+
+
+@pytest.mark.parametrize("psi", list(PSI))
+def test_regressor_learn_one_is_bit_identical_for_every_psi(psi):
+    # As test_learn_one_is_bit_identical_to_one_row_csr_partial_fit, every psi:
+    # the first row brings every name (new names arriving too for the
+    # unnormalized psi, which that test covers).
+    rows = vocabulary_stream(300, 600)
+    names = sorted({name for x, _ in rows for name in x})
+    rows[0] = ({**dict.fromkeys(names, 0.0), **rows[0][0]}, rows[0][1])
+    columns = {name: column for column, name in enumerate(names)}
+    params = {"psi": psi, "eta": 0.02, "update": "explicit", "p": 3.0}
+    if psi in ("eg_pm", "sphere"):
+        params["U"] = 3.0
+    learner, reference = GARegressor(**params), SklearnRegressor(**params)
+    for x, y in rows:
+        target = float(y) + (0.5 if PSI[psi].growing_weights else -0.5)
+        learner.learn_one(x, target)
+        reference.partial_fit(one_row_csr(x, columns, len(columns)), [target])
+    assert np.array_equal(list(learner.weights.values()), reference.coef_)
+    assert learner.intercept == reference.intercept_[0]
+    assert learner.cumulative_loss_ == reference.cumulative_loss_
+
+
+@pytest.mark.parametrize("psi", ["identity", "exp", "pnorm"])
+def test_a_pickle_of_spare_columns_continues_exactly(psi):
+    # A copy holds the features seen, without the spare columns; as new features
+    # arrive it widens theta, their terms at Theta_1 as the original's spare ones.
+    rng = np.random.default_rng(6)
+    rows = [(x, int(rng.integers(3))) for x, _ in vocabulary_stream(400, 2000)]
+    learner = GAClassifier(psi=psi, phi="softmax", eta=0.05, p=3.0)
+    for x, label in rows[:200]:
+        learner.learn_one(x, label)
+    assert learner._rows.inside and learner._theta.shape[1] > len(learner.weights[0])
+    copy = pickle.loads(pickle.dumps(learner))
+    for model in (learner, copy):
+        for x, label in rows[200:]:
+            model.learn_one(x, label)
+    assert copy.weights == learner.weights and copy.intercept == learner.intercept
+    assert copy.cumulative_loss_ == learner.cumulative_loss_

@@ -4,7 +4,11 @@
 # weights are read at those columns only. A feature new to the model takes the next
 # column: for one output, theta keeps spare columns (the learner doubles them), so
 # that the loop's n grows in place; its parameter starts at Theta_1's value and its
-# normalizer term joins the row's normalizer in O(1) (_extend).
+# normalizer term joins the row's normalizer in O(1) (_extend). Several outputs of
+# a psi without a normalizer (or pnorm's, which a column at 0 leaves as it is) hold
+# their spare columns inside the loop (n is theta's width, each row's stride): at
+# Theta_1 a column no row holds changes nothing, and a new feature takes one as it
+# is, in O(1).
 
 cpdef enum DictCode:
     DICT_BAD_VALUE = -1   # a value is not a real number (DictRows.bad)
@@ -48,7 +52,9 @@ cdef class DictRows:
         initial weights) is scratch that each trial fills at its row's columns.
     n : int
         Columns the model holds. With one output the loop's theta may be wider
-        (spare columns for new features); with several it is exactly n wide.
+        (spare columns for new features); with several it is exactly n wide, or,
+        for a psi without a normalizer and pnorm, the loop holds theta's every
+        column (``inside``).
     start : float
         Theta_1's value of a coordinate, at which a new feature enters.
     checked : bool
@@ -64,6 +70,10 @@ cdef class DictRows:
     work : int
         Coordinates (times outputs) that the calls read or wrote: the trials' rows,
         the new columns, and every O(n) pass (a whole save, a recompute).
+    inside : bool
+        Whether the loop holds theta's spare columns (several outputs of a psi
+        without a normalizer, or of pnorm): a new feature takes the next one as it
+        is.
     """
     cdef OneRow calls
     cdef TrialLoop loop
@@ -82,6 +92,7 @@ cdef class DictRows:
     cdef public object bad
     cdef public list fresh
     cdef public Py_ssize_t work
+    cdef public bint inside
 
     def __cinit__(self):
         self.entries = NULL
@@ -92,6 +103,11 @@ cdef class DictRows:
         cdef TrialLoop loop = calls.loop
         self.calls, self.loop, self.start = calls, loop, start
         self.width = loop.theta.shape[1]
+        # (pnorm's normalizer ||theta||_q gains nothing from a column at 0.)
+        self.inside = loop.s.k > 1 and (not _normalized(loop.s.psi)
+                                        or loop.s.psi == PSI_PNORM)
+        if self.inside:
+            n = self.width
         if not (n <= self.width and (n == self.width or loop.s.k == 1)):
             raise ValueError(f"DictRows of {n} columns on a loop {self.width} wide.")
         self.vectors = np.empty(loop._vectors_size())
@@ -128,6 +144,19 @@ cdef class DictRows:
         self.indices = self.index_array
         self.values = np.empty(size)
         return 0
+
+    def spare_terms(self, Py_ssize_t first):
+        """The terms of the spare columns [first, n) held inside the loop, at
+        Theta_1, at each row's shift (a loop built on padded terms): O(k (n -
+        first))."""
+        cdef State* s = &self.loop.s
+        cdef Py_ssize_t j, c
+        if not self.inside or _no_terms(s.psi) or first >= s.n:
+            return
+        for j in range(s.k):
+            c = j * s.n + first
+            _terms(s, s.theta + c, s.num + c, s.den + c, s.shift[j], s.n - first)
+        self.work += s.k * (s.n - first)
 
     def recompute(self):
         """The terms, shifts and normalizers computed afresh from theta (a loop
@@ -269,7 +298,9 @@ cdef class DictRows:
         cdef double start_weight
         if n > (self.width if s.k == 1 else held):
             return None
-        if not self._extend(first, n):
+        if self.inside:
+            n = held  # (the new columns are in the loop already, at Theta_1)
+        elif not self._extend(first, n):
             return None
         if self.calls.has_start:
             start_weight = self._start_weight(n)
@@ -316,7 +347,7 @@ cdef class DictRows:
                 self.target[q] = targets[q]
         if nnz == DICT_NEW_NAMES:
             names = canonical_order(self.fresh)
-            if self.loop.s.k != 1 or n + len(names) > self.width:
+            if not (self.loop.s.k == 1 or self.inside) or n + len(names) > self.width:
                 return nnz
             for q in range(len(names)):
                 columns[names[q]] = n + q
