@@ -41,8 +41,8 @@ demo: install
 ULP_TESTS := $(addprefix tests/test_,one_row.py sparse_dense.py csr_outputs.py \
 	reference.py updates.py geodesic.py equivalence.py rates.py schedule.py average.py \
 	cv.py river.py online.py path_measure.py losses.py divergences.py penalty.py \
-	kmww.py kmww_runs.py theory.py auto_u.py river_rows.py memory.py dask.py \
-	paths.py)
+	kmww.py kmww_runs.py theory.py auto_u.py river_rows.py river_rates.py memory.py \
+	dask.py paths.py)
 
 # Each run prints its failures and errors, then one line of totals: the progress
 # dots of ten thousand tests are dropped (pipefail keeps pytest's status).
