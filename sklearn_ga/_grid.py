@@ -276,6 +276,13 @@ class Grid:
                 "terms": None if loops is None else
                 {g: loop.terms() for g, loop in loops.items()}}
 
+    @classmethod
+    def restored(cls, state):
+        """The grid of ``state`` (a :meth:`__getstate__`'s)."""
+        grid = cls.__new__(cls)
+        grid.__setstate__(state)
+        return grid
+
     def __setstate__(self, state):
         config = Configuration.restored(state["name"], state["settings"])
         self.__init__(config, state["configs"], state["intercept_etas"],

@@ -27,6 +27,7 @@ from sklearn.utils.validation import (
 )
 
 from ._auto_scale import auto_scale
+from ._base import _parameter_getter
 from ._configuration import Configuration
 from ._grid import Grid, kfold_losses
 from ._one_row import CSR_TYPES
@@ -339,7 +340,9 @@ class SearchGA(BaseEstimator):
         return self._search(X, Y, steps, first_call=first_call)
 
     def _param_values(self):
-        return tuple(getattr(self, name) for name in self._parameter_constraints)
+        """The values of the parameters, in the order of ``_parameter_constraints``
+        (read in one call: the one-row path compares them at every call)."""
+        return _parameter_getter(type(self))(self)
 
     def _search(self, X, Y, sample_weight, *, first_call, y=None, groups=None):
         config, params = self._configuration(), self._param_values()
@@ -487,6 +490,11 @@ class SearchGA(BaseEstimator):
                 state.pop(name, None)
             # (The selected model holds the grid's loop: a copy holds its own
             # grid's, from the grid's terms.)
+            # (The grid as plain data, which skops.io loads without trusting
+            # its type.)
+            grid = state.pop("_grid", None)
+            if grid is not None:
+                state["_grid_state"] = grid.__getstate__()
             selected = state.pop("_selected", None)
             if selected is not None:
                 state["_encoding"] = {name: selected.__dict__[name] for name in
@@ -496,10 +504,12 @@ class SearchGA(BaseEstimator):
 
     def __setstate__(self, state):
         encoding = state.pop("_encoding", None)
+        grid = state.pop("_grid_state", None)
         finished = state.get("_finished_model")
         super().__setstate__(state)
-        if encoding is None or "_grid" not in state:
+        if grid is None:
             return
+        self._grid = Grid.restored(grid)
         model = self.__dict__["_selected"] = self._plain_model(1.0, 1.0, "eta")
         model.__dict__.update(encoding)
         model.n_features_in_ = self.n_features_in_
