@@ -127,10 +127,11 @@ class GARegressorCV(RegressorMixin, SearchGA):
     best_index_ : int
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray
-        The state of every configuration, kept for :meth:`partial_fit`.
-        ``thetas_`` and ``intercepts_`` (of which ``theta_`` and ``intercept_``
-        are rows) are read-only and updated in place by later calls; assign new
-        arrays to start from other parameters.
+        The state of every configuration, held by the estimator's grid for
+        :meth:`partial_fit`: read-only views (``theta_`` and ``intercept_`` are
+        rows of the first two until ``fit`` finishes the selected
+        configuration), updated in place by later calls; assign new arrays to
+        start from other parameters or losses.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -338,10 +339,11 @@ class GAClassifierCV(ClassifierMixin, SearchGA):
     best_index_ : int
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray
-        The state of every configuration, kept for :meth:`partial_fit`.
-        ``thetas_`` and ``intercepts_`` (of which ``theta_`` and ``intercept_``
-        are rows) are read-only and updated in place by later calls; assign new
-        arrays to start from other parameters.
+        The state of every configuration, held by the estimator's grid for
+        :meth:`partial_fit`: read-only views (``theta_`` and ``intercept_`` are
+        rows of the first two until ``fit`` finishes the selected
+        configuration), updated in place by later calls; assign new arrays to
+        start from other parameters or losses.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
