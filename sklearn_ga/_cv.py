@@ -9,8 +9,6 @@ the grid's one pass.
 """
 
 
-import functools
-
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -25,22 +23,7 @@ from ._docstrings import fill_docstring
 from ._phi import CLASSIFICATION_PHI, REGRESSION_PHI
 from ._regressor import GARegressor
 from ._search import SearchGA
-from ._state import fit_context
-
-
-def one_row_first(partial_fit):
-    """``partial_fit`` that first tries the grid's one-row call
-    (``SearchGA._one_row_trial``, which either completes the call or changes
-    nothing), and otherwise runs under :func:`fit_context`."""
-    checked = fit_context(partial_fit)
-
-    @functools.wraps(partial_fit)
-    def wrapper(self, X, y, *args, **kwargs):
-        if (not args and not kwargs) and self._one_row_trial(X, y):
-            return self
-        return checked(self, X, y, *args, **kwargs)
-
-    return wrapper
+from ._state import fit_context, one_row_first
 
 
 def _predicts_probabilities(search):
