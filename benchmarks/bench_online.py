@@ -12,6 +12,8 @@
    scikit-learn's out-of-core text classification, for every psi: the per-call
    work on the batch's coordinates (recorded beforehand, theta written back after)
    shows there.
+   GARegressorCV's one-row call with 6 configurations against one GARegressor's
+   (goal: at most 6 times), dense and CSR (2^18 features, 50 nonzeros per row).
 6. A stream of n = 100 rows learned in batches of 1000 through partial_fit, against
    River's LinearRegression.learn_one on the same rows (as dicts, River's format,
    made before timing) taking the same steps: throughput ratio. River's squared loss
@@ -41,7 +43,7 @@ from river.optim import SGD as RiverSGD
 from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-from sklearn_ga import PSI, GAClassifier, GARegressor
+from sklearn_ga import PSI, GAClassifier, GARegressor, GARegressorCV
 from sklearn_ga import river as ga_river
 
 ETA = 0.01
@@ -218,6 +220,22 @@ def cases():
     )
     report("5. one-row partial_fit call, classifier, n=100", ga / calls, sgd / calls,
            "SGDClassifier", 0.3)
+
+    # GARegressorCV's one-row call, 6 configurations: every configuration's trial
+    # in one compiled call; goal: at most the configurations' number of one
+    # GARegressor's call (dense n = 100, and CSR rows of 2^18 features).
+    etas = np.logspace(-4, -1, 6)
+    X_csr, y_csr = sparse_data(1001, 2**18, 50)
+    for rows_name, X_rows, y_rows in (("n=100", X, y),
+                                      ("CSR n=2^18, 50 nnz/row", X_csr, y_csr)):
+        for psi in ("identity", "eg_pm"):
+            one, search = best_times(
+                one_row_calls(X_rows, y_rows, GARegressor(psi=psi, eta=ETA), calls),
+                one_row_calls(X_rows, y_rows, GARegressorCV(
+                    psi=psi, etas=etas, Us=[1.0], max_iter=1), calls))
+            report(f"41. GARegressorCV one-row call, 6 configurations, psi={psi}, "
+                   f"{rows_name}", search / calls, one / calls,
+                   "GARegressor one-row call", 6)
 
     # Information (no goal): test-then-train, a predict before each call.
     ga, sgd = best_times(

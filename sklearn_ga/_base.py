@@ -132,10 +132,12 @@ class BaseGA(Engine, BaseEstimator):
         # is set by every fit, and by nothing else.
         return "theta_" in self.__dict__
 
+    # How to start over; a CV estimator sets its own on the models it holds.
+    _restart_advice = "call fit with warm_start=False to start over"
+
     def _restart_hint(self):
-        """How to start over: fit, with warm_start=False where there is one."""
-        return ("call fit with warm_start=False to start over"
-                if hasattr(self, "warm_start") else "call fit to start over")
+        """How to start over (``_restart_advice``)."""
+        return self._restart_advice
 
     def _check_continuation(self, k):
         """A fitted state continues only under its psi and with its k outputs."""

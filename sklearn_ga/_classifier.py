@@ -76,8 +76,38 @@ def _class_weights(estimator, Y):
     return weights
 
 
+def step_weights(estimator, Y, sample_weight):
+    """The multiplier of each trial's step: ``class_weight`` multiplies it, as a
+    sample weight would."""
+    if estimator.class_weight is None:
+        return sample_weight
+    weights = _class_weights(estimator, Y)[_class_codes(Y)]
+    return weights if sample_weight is None else sample_weight * weights
+
+
 def _balanced(class_weight):
     return isinstance(class_weight, str) and class_weight == "balanced"
+
+
+def check_stream_start(estimator, classes):
+    """The checks of a classifier's first ``partial_fit`` (a stream's start):
+    ``classes`` given, and no ``class_weight="balanced"``."""
+    if hasattr(estimator, "theta_"):
+        return
+    if classes is None:
+        raise ValueError(
+            "classes must be passed on the first call to partial_fit: the "
+            "classifier has to know every label in advance, e.g. "
+            "partial_fit(X, y, classes=np.unique(y_all))."
+        )
+    if _balanced(estimator.class_weight):
+        raise ValueError(
+            "class_weight 'balanced' is not supported for partial_fit (the "
+            "frequencies of the classes are those of the whole stream). Compute "
+            "them with compute_class_weight('balanced', classes=classes, y=y) on "
+            "a large enough sample of the stream, and pass them as a dict "
+            "class_weight."
+        )
 
 
 def _has_probabilities(estimator):
@@ -398,11 +428,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         return self.classes_[_class_codes(Y)]
 
     def _step_weights(self, Y, sample_weight):
-        # class_weight multiplies each trial's step, as a sample weight would.
-        if self.class_weight is None:
-            return sample_weight
-        weights = _class_weights(self, Y)[_class_codes(Y)]
-        return weights if sample_weight is None else sample_weight * weights
+        return step_weights(self, Y, sample_weight)
 
     def _one_row_targets(self, y, kept):
         """The encoded targets (k,) of a one-row ``partial_fit`` if y is an
@@ -470,20 +496,7 @@ class GAClassifier(ClassifierMixin, BaseGA):
         self : object
             Updated estimator.
         """
-        if not hasattr(self, "theta_") and classes is None:
-            raise ValueError(
-                "classes must be passed on the first call to partial_fit: the "
-                "classifier has to know every label in advance, e.g. "
-                "partial_fit(X, y, classes=np.unique(y_all))."
-            )
-        if not hasattr(self, "theta_") and _balanced(self.class_weight):
-            raise ValueError(
-                "class_weight 'balanced' is not supported for partial_fit (the "
-                "frequencies of the classes are those of the whole stream). Compute "
-                "them with compute_class_weight('balanced', classes=classes, y=y) on "
-                "a large enough sample of the stream, and pass them as a dict "
-                "class_weight."
-            )
+        check_stream_start(self, classes)
         return self._partial_fit(X, y, sample_weight, classes=classes)
 
     def decision_function(self, X):

@@ -1,25 +1,38 @@
 """GARegressorCV and GAClassifierCV: a grid of (eta, U) selected in one pass, the
 selected configuration then finished as ``fit`` finishes a model.
 
-The grid learns in lock-step (``_grid``); the selected configuration is then fitted
-by the plain estimator's ``fit`` (epochs to ``tol``), whose model the CV estimator
-predicts with, while ``partial_fit`` continues the grid's one pass.
+Each holds a grid of runs (``_grid.Grid``, learned in lock-step) and the models of
+the selected configuration (``_search.SearchGA``): its one-pass model, a plain
+estimator that holds its loop, and the plain estimator's ``fit`` of it (epochs to
+``tol``), which the CV estimator predicts with, while ``partial_fit`` continues
+the grid's one pass.
 """
 
 
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from ._classifier import GAClassifier
+from ._classifier import (
+    GAClassifier,
+    _has_probabilities,
+    check_stream_start,
+    step_weights,
+)
 from ._docstrings import fill_docstring
-from ._grid import _GridMixin
 from ._phi import CLASSIFICATION_PHI, REGRESSION_PHI
 from ._regressor import GARegressor
-from ._state import fit_context
+from ._search import SearchGA
+from ._state import fit_context, one_row_first
+
+
+def _predicts_probabilities(search):
+    # (The fitted phi's answer once fitted, the parameter's before.)
+    return _has_probabilities(search.__dict__.get("_selected", search))
 
 
 @fill_docstring
-class GARegressorCV(_GridMixin, GARegressor):
+class GARegressorCV(RegressorMixin, SearchGA):
     """GARegressor with eta (and U) chosen by progressive validation in one pass.
 
     Every configuration of the grid ``etas`` x ``Us`` learns the data in lock-step
@@ -97,10 +110,11 @@ class GARegressorCV(_GridMixin, GARegressor):
     best_index_ : int
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray
-        The state of every configuration, kept for :meth:`partial_fit`.
-        ``thetas_`` and ``intercepts_`` (of which ``theta_`` and ``intercept_``
-        are rows) are read-only and updated in place by later calls; assign new
-        arrays to start from other parameters.
+        The state of every configuration, held by the estimator's grid for
+        :meth:`partial_fit`: read-only views (``theta_`` and ``intercept_`` are
+        rows of the first two until ``fit`` finishes the selected
+        configuration), updated in place by later calls; assign new arrays to
+        start from other parameters or losses.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -133,7 +147,7 @@ class GARegressorCV(_GridMixin, GARegressor):
     """
 
     _parameter_constraints = {
-        **_GridMixin._grid_constraints,
+        **SearchGA._parameter_constraints,
         "phi": [StrOptions(set(REGRESSION_PHI))],
     }
 
@@ -176,13 +190,68 @@ class GARegressorCV(_GridMixin, GARegressor):
         self : object
             Fitted estimator.
         """
-        return self._fit(X, y, sample_weight, groups=groups)
+        return self._fit(X, y, sample_weight, groups)
 
-    partial_fit = available_if(_GridMixin._progressive)(GARegressor.partial_fit)
+    @available_if(SearchGA._progressive)
+    @one_row_first
+    def partial_fit(self, X, y, sample_weight=None):
+        """Continue the stream for every configuration: one on-line pass over
+        (X, y) in the given order, then the selection again.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets in the range of ``phi``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Updated estimator.
+        """
+        return self._partial_fit(X, y, sample_weight)
+
+    def predict(self, X):
+        """Predict with the selected configuration's model (see
+        :meth:`GARegressor.predict`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predictions, in the range of ``phi``.
+        """
+        model = self._predictor()
+        return model.predict(self._inputs(X))
+
+    def matching_activations(self, X, phi):
+        """The selected configuration's :meth:`GARegressor.matching_activations`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+        phi : str
+            The transfer function whose matching loss is to be computed.
+
+        Returns
+        -------
+        A : ndarray of shape (n_samples, n_outputs) or None
+            The activations; None if the model predicts with another phi.
+        """
+        model = self._predictor()
+        return model.matching_activations(self._inputs(X), phi)
 
 
 @fill_docstring
-class GAClassifierCV(_GridMixin, GAClassifier):
+class GAClassifierCV(ClassifierMixin, SearchGA):
     """GAClassifier with eta (and U) chosen by progressive validation in one pass.
 
     The classifier counterpart of :class:`GARegressorCV`: every configuration of
@@ -253,10 +322,11 @@ class GAClassifierCV(_GridMixin, GAClassifier):
     best_index_ : int
         Index of the selected configuration in ``cv_results_``.
     thetas_, intercepts_, progressive_loss_ : ndarray
-        The state of every configuration, kept for :meth:`partial_fit`.
-        ``thetas_`` and ``intercepts_`` (of which ``theta_`` and ``intercept_``
-        are rows) are read-only and updated in place by later calls; assign new
-        arrays to start from other parameters.
+        The state of every configuration, held by the estimator's grid for
+        :meth:`partial_fit`: read-only views (``theta_`` and ``intercept_`` are
+        rows of the first two until ``fit`` finishes the selected
+        configuration), updated in place by later calls; assign new arrays to
+        start from other parameters or losses.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -285,7 +355,7 @@ class GAClassifierCV(_GridMixin, GAClassifier):
     """
 
     _parameter_constraints = {
-        **_GridMixin._grid_constraints,
+        **SearchGA._parameter_constraints,
         "phi": [StrOptions(set(CLASSIFICATION_PHI))],
         "class_weight": GAClassifier._parameter_constraints["class_weight"],
     }
@@ -330,6 +400,114 @@ class GAClassifierCV(_GridMixin, GAClassifier):
         self : object
             Fitted estimator.
         """
-        return self._fit(X, y, sample_weight, groups=groups)
+        return self._fit(X, y, sample_weight, groups)
 
-    partial_fit = available_if(_GridMixin._progressive)(GAClassifier.partial_fit)
+    @available_if(SearchGA._progressive)
+    @one_row_first
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Continue the stream for every configuration: one on-line pass over
+        (X, y) in the given order, then the selection again.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+        y : array-like of shape (n_samples,)
+            Class labels, all among ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes that can appear. Required on the first call, optional
+            (and checked) afterwards.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights: a trial of weight s takes a step ``s * eta``.
+
+        Returns
+        -------
+        self : object
+            Updated estimator.
+        """
+        check_stream_start(self, classes)
+        return self._partial_fit(X, y, sample_weight, classes=classes)
+
+    @property
+    def classes_(self):
+        selected = self.__dict__.get("_selected")
+        if selected is None or "classes_" not in selected.__dict__:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute 'classes_'")
+        return selected.classes_
+
+    def _plain_extra(self):
+        return {"class_weight": self.class_weight}
+
+    def _step_weights(self, Y, sample_weight):
+        return step_weights(self, Y, sample_weight)
+
+    def _step_weights_free(self):
+        return self.class_weight is None
+
+    def decision_function(self, X):
+        """The selected configuration's :meth:`GAClassifier.decision_function`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Positive scores favour ``classes_[1]`` in the binary case.
+        """
+        model = self._predictor()
+        return model.decision_function(self._inputs(X))
+
+    def predict(self, X):
+        """Predict class labels with the selected configuration's model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Predicted classes.
+        """
+        model = self._predictor()
+        return model.predict(self._inputs(X))
+
+    @available_if(_predicts_probabilities)
+    def predict_proba(self, X):
+        """The selected configuration's :meth:`GAClassifier.predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the classes, in the order of ``classes_``.
+        """
+        model = self._predictor()
+        return model.predict_proba(self._inputs(X))
+
+    @available_if(_predicts_probabilities)
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities of the classes, in the order of ``classes_``.
+        """
+        model = self._predictor()
+        return model.predict_log_proba(self._inputs(X))
+

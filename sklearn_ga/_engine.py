@@ -340,6 +340,18 @@ class Engine:
         run.kept = KeptLoop(key, loop, theta, intercept, averaging=key[-1])
         run.averages = None  # (the loop holds them)
 
+    def _hold(self, loop, theta, intercept, *, eta, intercept_eta, t, cumulative_loss):
+        """Make ``loop``, which updates ``theta`` and ``intercept`` in place, this
+        model's kept loop after ``t`` trials at the rates ``eta`` and
+        ``intercept_eta`` (its parameters), as a ``partial_fit`` that ended with it
+        would: how a CV grid's selected configuration becomes a model."""
+        self._keep(loop, theta, intercept)
+        run = self._the_run()
+        run.kept.params = self._param_values()
+        self._set_state(run.kept.theta, run.kept.intercept, None, eta=eta,
+                        intercept_eta=intercept_eta, U=self._scale(), n_iter=1, t=t,
+                        cumulative_loss=cumulative_loss)
+
     def _epochs(self, loop, run, rates, batch, progress, epochs, watch=None, average=0):
         """Run the passes of one call; ``(n_iter, t, cumulative_loss,
         initial_loss)`` after them, from ``progress`` = (t, cumulative_loss,

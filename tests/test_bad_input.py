@@ -47,7 +47,8 @@ def state(model):
     them). Not its training lock, nor the configuration that its parameters
     resolve to (made again after set_params)."""
     attributes = {name: value for name, value in vars(model).items()
-                  if name not in ("_run", "_kept_grid", "_config")}
+                  if name not in ("_run", "_config", "_lock", "_grid", "_selected",
+                                  "_finished_model")}
     values = copy.deepcopy(attributes)
     run = vars(model).get("_run")
     if run is not None:  # (its counters, rate state, averages; not its lock)
@@ -58,12 +59,19 @@ def state(model):
             "key": kept.key, "loop": loop_state(kept.loop),
             "theta": np.array(kept.theta), "intercept": np.array(kept.intercept),
             "holds": kept.holds(model.theta_, model.intercept_, kept.key)}
-    grid = vars(model).get("_kept_grid")
+    # A CV estimator's grid (its runs' parameters, losses and loops) and the
+    # models of its selected configuration, by value.
+    grid = vars(model).get("_grid")
     if grid is not None:
-        values["_kept_grid"] = {
-            "key": grid.key, "theta": np.array(grid.theta),
-            "intercept": np.array(grid.intercept),
-            "loops": {g: loop_state(loop) for g, loop in grid.loops.items()}}
+        values["_grid"] = {
+            "configs": grid.configs, "t": grid.t, "settings": grid.config.settings,
+            "thetas": np.array(grid.thetas), "intercepts": np.array(grid.intercepts),
+            "losses": np.array(grid.losses),
+            "loops": {g: loop_state(loop) for g, loop in (grid.loops or {}).items()}}
+    for name in ("_selected", "_finished_model"):
+        held = vars(model).get(name)
+        if held is not None:
+            values[name] = state(held)
     return values
 
 

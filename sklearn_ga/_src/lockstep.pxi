@@ -184,3 +184,117 @@ cdef inline bint _parameters_finite(const double* theta, const double* intercept
                                     Py_ssize_t k, Py_ssize_t n) noexcept nogil:
     """Whether the k x n parameters and k intercepts are finite (ga_sum's test)."""
     return ga_sum(theta, 0.0, k * n) == 0.0 and ga_sum(intercept, 0.0, k) == 0.0
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define GA_PREFETCH(address) __builtin_prefetch(address)
+    #else
+    #define GA_PREFETCH(address) ((void)0)
+    #endif
+    """
+    void GA_PREFETCH(const void* address) noexcept nogil
+
+
+cdef inline void _prefetch_columns(const State* s, const int32_t* columns,
+                                   Py_ssize_t nnz) noexcept nogil:
+    """Ask for the cache lines of the coordinates a CSR row touches (theta and
+    its terms), so that the misses of every configuration's trial overlap
+    rather than follow one another."""
+    cdef Py_ssize_t j, q, c
+    for j in range(s.k):
+        for q in range(nnz):
+            c = j * s.n + columns[q]
+            GA_PREFETCH(&s.theta[c])
+            if s.num != s.theta:
+                GA_PREFETCH(&s.num[c])
+            if s.den != s.num:
+                GA_PREFETCH(&s.den[c])
+
+
+cdef class GridRow:
+    """The one-row trial of every configuration of a lock-step grid in one call
+    (a stream's test-then-train event): each configuration's loop takes the row
+    through :class:`OneRow`'s trial, the one that its run_dense and run_csr take,
+    at its constant rates, without the runaway check (the grid's passes run
+    none).
+
+    Parameters
+    ----------
+    loops : list of TrialLoop
+        The loops of the configurations still learning.
+    configurations : ndarray of shape (len(loops),), intp
+        Each loop's index in the grid (into ``losses``).
+    etas, intercept_etas : ndarray of shape (len(loops),), float64
+        Each loop's rates.
+    """
+    cdef list rows
+    cdef Py_ssize_t[::1] configurations
+    cdef double[::1] etas, intercept_etas
+
+    def __init__(self, list loops, const Py_ssize_t[::1] configurations,
+                 const double[::1] etas, const double[::1] intercept_etas):
+        if not (len(loops) == configurations.shape[0] == etas.shape[0]
+                == intercept_etas.shape[0]):
+            raise ValueError("GridRow: one configuration, rate pair and loop each.")
+        self.rows = [OneRow(loop, None, 0.0, INFINITY, 0.0, 0) for loop in loops]
+        self.configurations = configurations.copy()
+        self.etas, self.intercept_etas = etas.copy(), intercept_etas.copy()
+
+    def learn(self, const double[:, ::1] X, const double[::1] y, double[::1] losses):
+        """Trial on the one dense row X of targets y for every configuration, its
+        loss added to ``losses`` at the configuration's index. Returns the index
+        of the least loss then (the first of equals, as ``np.argmin``), or -1 with
+        every loop and loss unchanged if a trial is not taken (a row of another
+        width, a trial that fails: the general path then runs the row)."""
+        if X.shape[0] != 1 or not self.rows or X.shape[1] != (<OneRow>self.rows[0]).loop.s.n:
+            return -1
+        return self._learn(&X[0, 0], NULL, X.shape[1], True, y, losses)
+
+    def learn_csr(self, const double[::1] data, const int32_t[::1] indices,
+                  const int32_t[::1] indptr, Py_ssize_t n_features,
+                  const double[::1] y, double[::1] losses):
+        """:meth:`learn` on one CSR row (-1 if it is not one canonical row of n
+        features)."""
+        if not self.rows:
+            return -1
+        cdef Py_ssize_t nnz = (<OneRow>self.rows[0])._csr_row(data, indices, indptr,
+                                                              n_features)
+        if nnz < 0:
+            return -1
+        return self._learn(&data[0] if nnz else NULL, &indices[0] if nnz else NULL,
+                           nnz, False, y, losses)
+
+    cdef Py_ssize_t _learn(self, const double* x, const int32_t* columns,
+                           Py_ssize_t nnz, bint dense, const double[::1] y,
+                           double[::1] losses) except -2:
+        cdef Py_ssize_t i, g, best = 0, count = len(self.rows)
+        cdef OneRow row
+        cdef object sums
+        if losses.shape[0] <= 0:
+            return -1
+        for i in range(count):
+            if not 0 <= self.configurations[i] < losses.shape[0]:
+                raise ValueError("GridRow: a configuration is out of range.")
+        if not dense:
+            for i in range(count):
+                _prefetch_columns(&(<OneRow>self.rows[i]).loop.s, columns, nnz)
+        # Every trial first, the losses after: a trial not taken undoes those
+        # before it, and the call changes nothing.
+        sums = [None] * count
+        for i in range(count):
+            row = <OneRow>self.rows[i]
+            g = self.configurations[i]
+            sums[i] = row._learn(x, columns, nnz, dense, y, self.etas[i],
+                                 self.intercept_etas[i], 0, losses[g], 0.0, 1.0)
+            if sums[i] is None:
+                for g in range(i):
+                    (<OneRow>self.rows[g]).loop.restore()
+                return -1
+        for i in range(count):
+            losses[self.configurations[i]] = sums[i][0]
+        for g in range(1, losses.shape[0]):
+            if losses[g] < losses[best]:
+                best = g
+        return best
