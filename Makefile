@@ -39,10 +39,10 @@ demo: install
 # NumPy's transcendental functions rounded as CPUs with AVX-512 round them
 # (tests/ulp_mode.py): a test that passes with one rounding only is a test of it.
 ULP_TESTS := $(addprefix tests/test_,one_row.py sparse_dense.py csr_outputs.py \
-	reference.py updates.py geodesic.py equivalence.py rates.py schedule.py average.py \
-	cv.py river.py online.py path_measure.py losses.py divergences.py penalty.py \
-	kmww.py kmww_runs.py theory.py auto_u.py river_rows.py river_rates.py memory.py \
-	dask.py paths.py)
+	reference.py updates.py geodesic.py equivalence.py rates.py schedule.py \
+	average.py cv.py cv_rows.py river.py river_rows.py river_rates.py online.py \
+	path_measure.py losses.py divergences.py penalty.py kmww.py kmww_runs.py \
+	theory.py auto_u.py memory.py dask.py paths.py)
 
 # Each run prints its failures and errors, then one line of totals: the progress
 # dots of ten thousand tests are dropped (pipefail keeps pytest's status).

@@ -65,9 +65,11 @@ class GARegressorCV(RegressorMixin, SearchGA):
         1 / U^2, which the intercepts, gradient-descent weights, do not take: they
         learn at the rate given).
     Us : array-like of float or "auto", default="auto"
-        Scales of EG± to try (``psi="eg_pm"``); ignored by the other ``psi``.
-        ``"auto"``: 1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
-        :class:`GARegressor` chooses from the first call's data.
+        Scales to try: EG±'s (``psi="eg_pm"``) or the sphere's radius
+        (``psi="sphere"``); ignored by the other ``psi``. ``"auto"``: for EG±,
+        1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
+        :class:`GARegressor` chooses from the first call's data; for the
+        sphere, that radius alone (its weights keep the norm U).
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     fit_intercept : bool, default=True
@@ -274,9 +276,11 @@ class GAClassifierCV(ClassifierMixin, SearchGA):
         1 / U^2, which the intercepts, gradient-descent weights, do not take: they
         learn at the rate given).
     Us : array-like of float or "auto", default="auto"
-        Scales of EG± to try (``psi="eg_pm"``); ignored by the other ``psi``.
-        ``"auto"``: 1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
-        :class:`GARegressor` chooses from the first call's data.
+        Scales to try: EG±'s (``psi="eg_pm"``) or the sphere's radius
+        (``psi="sphere"``); ignored by the other ``psi``. ``"auto"``: for EG±,
+        1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
+        :class:`GARegressor` chooses from the first call's data; for the
+        sphere, that radius alone (its weights keep the norm U).
     p : float, default=2.0
         Exponent of ``psi="pnorm"``, >= 2.
     fit_intercept : bool, default=True

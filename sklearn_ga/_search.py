@@ -221,8 +221,9 @@ class SearchGA(BaseEstimator):
 
     def _grid_configs(self, scale):
         """``(configs, intercept_etas)``: the (eta, U) configurations, U varying
-        slowest (1 unless psi has grid_U; ``Us="auto"``: ``AUTO_US`` times
-        ``scale``, the first call's auto_scale), and the intercept's rate beside
+        slowest (1 for a psi without a scale; ``Us="auto"``: ``AUTO_US`` times
+        ``scale``, the first call's auto_scale, for a psi with grid_U, else
+        ``scale`` alone), and the intercept's rate beside
         each: the rate given in ``etas``.
 
         An int ``etas`` is ``np.logspace(-4, 0, etas)``, divided by U^2 for a psi
@@ -230,12 +231,16 @@ class SearchGA(BaseEstimator):
         which the intercept, a gradient-descent weight (KW01 Theorem 3's block of
         its own), does not take.
         """
-        grid_U = self._configuration().psi.grid_U
+        psi = self._configuration().psi
+        grid_U = psi.grid_U
         etas = (np.logspace(-4, 0, self.etas) if isinstance(self.etas, Integral)
                 else np.asarray(self.etas, dtype=np.float64).ravel())
-        Us = (np.ones(1) if not grid_U else scale * np.array(AUTO_US)
-              if isinstance(self.Us, str) else
-              np.asarray(self.Us, dtype=np.float64).ravel())
+        # (A psi whose weights have the norm U, the sphere, takes U="auto"'s scale,
+        # or the Us given, without searching around it.)
+        Us = (np.ones(1) if psi.scale_norm is None
+              else np.asarray(self.Us, dtype=np.float64).ravel()
+              if not isinstance(self.Us, str)
+              else scale * np.array(AUTO_US) if grid_U else np.array([scale]))
         for name, values in (("etas", etas), ("Us", Us)):
             if values.size == 0 or not np.all(np.isfinite(values) & (values > 0)):
                 raise ValueError(f"{name} must hold positive finite numbers; got "
@@ -246,13 +251,13 @@ class SearchGA(BaseEstimator):
         return configs, [float(eta) for U in Us for eta in etas]
 
     def _grid_scale(self, X, Y):
-        """The U that ``Us="auto"`` multiplies (1.0 where U is not searched).
+        """The U that ``Us="auto"`` stands for (1.0 for a psi without a scale).
         For a psi of weights in a fixed set, the plain estimators' range check
         (``auto_scale`` warns where such weights cannot fit the data)."""
         psi = self._configuration().psi
-        if (isinstance(self.Us, str) and psi.grid_U) or psi.scale_norm is None:
+        if isinstance(self.Us, str) or psi.scale_norm is None:
             scale = auto_scale(self.psi, self.phi, X, Y, self.fit_intercept)
-            return scale if psi.grid_U else 1.0
+            return 1.0 if psi.scale_norm is None else scale
         return 1.0
 
     def _plain_model(self, eta, U, intercept_eta, **finish):

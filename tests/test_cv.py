@@ -522,6 +522,19 @@ def test_the_default_us_surround_the_automatic_u():
     np.testing.assert_allclose(units, np.tile(np.logspace(-4, 0, 9), 3), rtol=1e-12)
 
 
+def test_the_sphere_searches_its_automatic_radius_or_the_given_ones():
+    # The sphere's weights keep the norm U: the grid takes the radius U="auto"
+    # chooses (at U = 1 it could not fit diabetes-like targets at all), or Us.
+    X, y = sparse_target()
+    search = GARegressorCV(max_iter=1, psi="sphere").fit(X, y)
+    U = GARegressor(psi="sphere", eta=0.1).partial_fit(X, y).U_
+    assert U > 2.0
+    np.testing.assert_array_equal(np.unique(search.cv_results_["param_U"]), [U])
+    np.testing.assert_allclose(np.linalg.norm(search.coef_), U, rtol=1e-12)
+    given = GARegressorCV(max_iter=1, psi="sphere", Us=[0.5, 2.0]).fit(X, y)
+    np.testing.assert_array_equal(np.unique(given.cv_results_["param_U"]), [0.5, 2.0])
+
+
 def test_eg_pm_learns_an_uncentred_target_at_a_hand_set_u():
     # The diabetes progression (mean 152) at the U of a ridge fit: the intercept
     # learns at the grid's rate for gradient descent, not at EG±'s eta.

@@ -97,7 +97,7 @@ def test_one_row_and_general_paths_learn_the_same_bits(psi, options, sparse):
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize(("psi", "options"), [
     case for case in CASES if set(case.values[1]) == {"phi", "update", "eta"}
-    and case.values[1]["update"] == "explicit" and case.values[0] != "sphere"])
+    and case.values[1]["update"] == "explicit"])
 def test_the_grids_configuration_is_the_plain_models_run(psi, options, sparse):
     X, y = stream(sparse)
     params = {**base(psi), **options}
