@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from sklearn_ga._kernel import PsiCode
 
 
