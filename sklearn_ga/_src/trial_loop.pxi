@@ -345,7 +345,7 @@ cdef class TrialLoop:
         self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         return (OK if ok else DIVERGED), t, total
 
-    def run_csr(self, const double[::1] data, const index_t[::1] indices,
+    def run_csr(self, const floating[::1] data, const index_t[::1] indices,
                 const index_t[::1] indptr, Py_ssize_t n_features,
                 const double[:, ::1] Y, const double[::1] sample_weight,
                 const Py_ssize_t[::1] order, bint check_rows=False, bint hold=False,
@@ -353,7 +353,10 @@ cdef class TrialLoop:
         """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
         columns.
 
-        Its structure must have been checked (:func:`csr_structure`), and the indices
+        ``data`` is float64 or float32: a float32 row's values are converted to
+        float64 just before its trial, into a row of scratch, so that the run
+        learns what a run on the float64 copy of the values would, without the
+        copy. Its structure must have been checked (:func:`csr_structure`), and the indices
         of each row must be unique (canonical CSR): the normalizers are updated from
         the rows' terms before and after the update. Or, with ``check_rows``, each
         row is checked just before its trial, while its indices are read anyway
@@ -370,7 +373,15 @@ cdef class TrialLoop:
         cdef Py_ssize_t stored = -1
         cdef bint ok, unreadable
         cdef double total
-        cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
+        cdef const double* values = NULL
+        cdef const float* values32 = NULL
+        cdef double[::1] row64  # (float32 data) the row of the trial, as float64
+        cdef double* row64_at = NULL
+        if data.shape[0] > 0:
+            if floating is double:
+                values = &data[0]
+            else:
+                values32 = &data[0]
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
         self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order,
                            rates)
@@ -387,6 +398,11 @@ cdef class TrialLoop:
                 start, end = max(start, 0), min(end, stored)
             longest = max(longest, end - start)
         self._row_scratch(longest)
+        if floating is float:
+            import numpy as np
+
+            row64 = np.empty(max(longest, 1))
+            row64_at = &row64[0]
         self.s.dot_ready = self.s.squares_ready = False
         self.s.lazy = _lazy_run(&self.s)
         cdef double[:, :, ::1] outputs_inner
@@ -404,11 +420,11 @@ cdef class TrialLoop:
             if _outputs_apart(&self.s) and self.s.theta_t == NULL:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   stored, Y, sample_weight, order,
-                                                  per_trial)
+                                                  per_trial, values32, row64_at)
             else:
                 ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
                                            Y, 0, sample_weight, order, per_trial,
-                                           n_trials)
+                                           n_trials, values32, row64_at)
             unreadable, self.s.unreadable = self.s.unreadable, False
             if ok:
                 _fold_all(&self.s)
