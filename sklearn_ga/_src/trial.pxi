@@ -237,6 +237,11 @@ cdef inline bint _row_readable(const index_t* columns, Py_ssize_t start,
     return decreases == 0 and low >= 0 and high < n
 
 
+cdef inline const double* _per_trial(const double[:, ::1] rates):
+    """The per-trial rates of a run (_trial_rates), NULL for none."""
+    return &rates[0, 0] if rates is not None and rates.shape[0] > 0 else NULL
+
+
 cdef inline void _trial_rates(State* s, const double* rates,
                               Py_ssize_t t) noexcept nogil:
     """Set the rates of trial ``t`` of a run from its per-trial ``rates`` (pairs of

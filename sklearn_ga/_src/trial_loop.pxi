@@ -2,11 +2,6 @@
 # shapes, runs dense and CSR batches without the GIL, and saves and restores the
 # state.
 
-cdef inline const double* _per_trial(const double[:, ::1] rates):
-    """The per-trial rates of a run (_trial_rates), NULL for none."""
-    return &rates[0, 0] if rates is not None and rates.shape[0] > 0 else NULL
-
-
 cdef class TrialLoop:
     """State of one GA run: parameters (written in place) and scratch buffers.
 
@@ -353,21 +348,19 @@ cdef class TrialLoop:
         """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
         columns.
 
-        ``data`` is float64 or float32: a float32 row's values are converted to
-        float64 just before its trial, into a row of scratch, so that the run
-        learns what a run on the float64 copy of the values would, without the
-        copy. Its structure must have been checked (:func:`csr_structure`), and the indices
-        of each row must be unique (canonical CSR): the normalizers are updated from
-        the rows' terms before and after the update. Or, with ``check_rows``, each
-        row is checked just before its trial, while its indices are read anyway
-        (a separate pass of csr_structure over all of them would cost more): the run
-        stops before the first row that fails, with status UNREADABLE, and the
-        state is then that of the trials before it. A run of k > 1 outputs of
-        psi = identity with enough entries per column holds theta transposed, in
-        a copy of k x n values (_columns_first). With ``hold``, a run that succeeds
-        keeps it so, for the next run_csr (a fit's next epoch), until
-        :meth:`release` or any other method but :meth:`weights`, which reads the
-        copy: theta is then out of date.
+        ``data`` may be float32: each row's values are then converted just before its
+        trial, as :meth:`run_dense` reads float32 rows. Its structure must have been
+        checked (:func:`csr_structure`), and the indices of each row must be unique
+        (canonical CSR): the normalizers are updated from the rows' terms before and
+        after the update. Or, with ``check_rows``, each row is checked just before its
+        trial, while its indices are read anyway (a separate pass of csr_structure over
+        all of them would cost more): the run stops before the first row that fails,
+        with status UNREADABLE, and the state is then that of the trials before it. A
+        run of k > 1 outputs of psi = identity with enough entries per column holds
+        theta transposed, in a copy of k x n values (_columns_first). With ``hold``, a
+        run that succeeds keeps it so, for the next run_csr (a fit's next epoch), until
+        :meth:`release` or any other method but :meth:`weights`, which reads the copy:
+        theta is then out of date.
         """
         cdef Py_ssize_t t, r, start, end, longest = 0, n_trials = order.shape[0]
         cdef Py_ssize_t stored = -1
