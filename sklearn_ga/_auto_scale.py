@@ -85,12 +85,14 @@ def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
     :func:`auto_scale` (``chosen``: with the penalty that :func:`_ridge_penalty`
     chooses); None where there is no fit."""
     Z = _activation_targets(phi, Y[:SCALE_ROWS])
-    if sp.issparse(X):  # (a view of the first rows: nothing copied)
+    # The first rows, in float64 (a float32 X's too: U is then the float64 copy's).
+    if sp.issparse(X):  # (a view of the first rows: only float32 values copied)
         end = X.indptr[Z.shape[0]]
-        X = sp.csr_matrix((X.data[:end], X.indices[:end], X.indptr[:Z.shape[0] + 1]),
+        X = sp.csr_matrix((X.data[:end].astype(np.float64, copy=False),
+                           X.indices[:end], X.indptr[:Z.shape[0] + 1]),
                           shape=(Z.shape[0], X.shape[1]), copy=False)
     else:
-        X = X[:SCALE_ROWS]
+        X = X[:SCALE_ROWS].astype(np.float64, copy=False)
     m, n = X.shape
     if fit_intercept:
         Z = Z - Z.mean(axis=0)
@@ -208,7 +210,7 @@ def range_check(psi, phi, X, Y, fit_intercept):
     if (kind is None or (kind == "nonnegative" and PHI[phi].rowwise)
             or X.shape[1] > RANGE_COLUMNS or m < 20):
         return
-    D = X[:m].toarray() if sp.issparse(X) else np.asarray(X[:m], dtype=np.float64)
+    D = (X[:m].toarray() if sp.issparse(X) else X[:m]).astype(np.float64, copy=False)
     Z = _activation_targets(phi, Y[:m])
     if not (np.all(np.isfinite(D)) and np.all(np.isfinite(Z))):
         return  # (the trial loop reports what is not finite)

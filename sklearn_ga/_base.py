@@ -37,7 +37,6 @@ from ._validation import (
     light_sample_weight,
     light_validation,
     loop_csr,
-    loop_rows,
     surely_finite,
 )
 
@@ -103,14 +102,13 @@ class BaseGA(Engine, BaseEstimator):
                                 check_rows=False, float32=False):
         # X is checked for NaN/inf by the trial loop, which reads it anyway (see
         # TrialRunner); with check_rows, so is a CSR X's structure. With float32, a
-        # dense float32 X is kept (loop_rows: the passes convert it by blocks).
+        # float32 X is kept (the runs read its rows as float64, one at a time).
         checked = None if first_call else light_validation(self, X, y, float32)
         X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr",
             dtype=(np.float64, np.float32) if float32 else np.float64,
             order="C", ensure_all_finite=False, **self._target_validation,
         )
-        X = loop_rows(X)
         if sp.issparse(X):
             X = loop_csr(X)
             if not check_rows:

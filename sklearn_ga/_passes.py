@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import assert_all_finite
 
 from ._codes import Status
+from ._kernel import csr_row_sums
 from ._phi import PHI
 from ._psi import PSI
 from ._validation import (
@@ -161,9 +162,9 @@ class TrialRunner:
     ``rates`` (an array of shape (len(order), 2); empty: the loop's constant rates),
     averaging from position ``average_from`` on (an averaging loop's).
 
-    X is validated float64, C-contiguous or canonical CSR (``canonical_csr``), or
-    a C-contiguous float32 ndarray, whose rows a run reads as float64 one at a
-    time (``run_dense``), and Y the encoded
+    X is validated float64 or float32, C-contiguous or canonical CSR
+    (``canonical_csr``): a run reads a float32 X's rows as float64 one at a time
+    (``run_dense``, ``run_csr``), and Y the encoded
     (m, k) targets. With ``check_rows``, a CSR X is not checked yet:
     each run checks each row before reading it (``run_csr``'s check_rows) until
     :meth:`all_checked` says that every row has been. If a run fails, X is checked
@@ -238,7 +239,7 @@ def initial_model_loss(X, Y, sample_weight, psi, phi, U, p):
     total = 0.0
     for start in range(0, X.shape[0], LOSS_ROWS):
         rows = slice(start, start + LOSS_ROWS)
-        A = start_activations(X[rows], psi, U, p)
+        A = start_activations(X, psi, U, p, rows)
         with np.errstate(all="ignore"):
             losses = PHI[phi].sample_loss(Y[rows], np.broadcast_to(A, Y[rows].shape))
         total += float(np.sum(losses if sample_weight is None
@@ -246,19 +247,24 @@ def initial_model_loss(X, Y, sample_weight, psi, phi, U, p):
     return total
 
 
-def start_activations(X, psi, U, p):
-    """The activations psi(Theta_1) x of the rows of X (intercept 0), as a column;
-    0.0 where psi(Theta_1) = 0. Theta_1 is constant and psi treats the coordinates
-    alike, so psi(Theta_1) is one weight repeated: the activations are it times the
-    rows' sums, which read a CSR X in order (X @ psi(Theta_1) gathers the weights
-    of its columns from all n)."""
+def start_activations(X, psi, U, p, rows=slice(0, None)):
+    """The activations psi(Theta_1) x of the rows ``rows`` (a slice) of X
+    (intercept 0), as a column; 0.0 where psi(Theta_1) = 0. Theta_1 is constant and
+    psi treats the coordinates alike, so psi(Theta_1) is one weight repeated: the
+    activations are it times the rows' sums, which read a CSR X in order
+    (X @ psi(Theta_1) gathers the weights of its columns from all n), in place (a
+    slice of a CSR matrix is a copy)."""
     start = _start_weights(psi, X.shape[1], U, p)
     if start is None:
         return 0.0
-    if not sp.issparse(X) and X.dtype != np.float64:  # (float32: by blocks)
-        sums = np.concatenate([block.sum(axis=1) for *_, block in float64_rows(X)])
+    if sp.issparse(X):  # (float64 sums of float32 values too)
+        stop = X.shape[0] if rows.stop is None else rows.stop
+        sums = csr_row_sums(X.data, X.indptr, rows.start, stop)
+    elif X.dtype != np.float64:  # (float32: by blocks)
+        sums = np.concatenate([block.sum(axis=1)
+                               for *_, block in float64_rows(X[rows])])
     else:
-        sums = np.asarray(X.sum(axis=1))
+        sums = X[rows].sum(axis=1)
     return sums.reshape(-1, 1) * start[0]
 
 

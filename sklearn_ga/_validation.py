@@ -31,7 +31,8 @@ def light_inputs(estimator, X, float32=False):
     """X as ``validate_data(estimator, X, reset=False, accept_sparse="csr",
     dtype=np.float64)`` returns it, for the common on-line call: a float ndarray
     or CSR matrix to a model fitted without feature names (with ``float32``, a
-    float32 ndarray as it is: see :func:`loop_rows`). Anything else returns None
+    float32 ndarray or CSR matrix as it is, its rows read as float64 one at a time
+    by the runs: ``TrialLoop.run_dense``, ``run_csr``). Anything else returns None
     and goes through ``validate_data``, with its errors and warnings. The caller
     checks the width (``_check_n_features``) and, if it needs to, finiteness.
     """
@@ -39,18 +40,7 @@ def light_inputs(estimator, X, float32=False):
             or X.shape[1] == 0 or X.dtype not in (np.float64, np.float32)
             or hasattr(estimator, "feature_names_in_")):
         return None
-    return X if float32 and type(X) is np.ndarray else X.astype(np.float64,
-                                                                copy=False)
-
-
-def loop_rows(X):
-    """X (validated as float64 or float32) as the trial loop's passes read it: a
-    dense float32 X as it is, whose rows a run reads as float64 one at a time
-    (``TrialLoop.run_dense``: no copy of X), anything else
-    as float64 (a CSR X's values are read in place, and converted whole)."""
-    if X.dtype == np.float64 or not sp.issparse(X):
-        return X
-    return X.astype(np.float64)
+    return X if float32 else X.astype(np.float64, copy=False)
 
 
 def float64_rows(X, order=None):

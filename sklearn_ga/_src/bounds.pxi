@@ -66,18 +66,31 @@ def dense_row_bounds(const double[:, :] X, const double[:, :] Y, int psi, double
     return out
 
 
-def csr_row_bounds(const double[::1] data, const int64_t[::1] indptr, Py_ssize_t n,
+def csr_row_bounds(const floating[::1] data, const int64_t[::1] indptr, Py_ssize_t n,
                    const double[:, :] Y, int psi, double U, double p, double growth):
-    """:func:`dense_row_bounds` of the CSR rows of ``data`` and ``indptr``."""
+    """:func:`dense_row_bounds` of the CSR rows of ``data`` (float64, or float32:
+    each row converted first, into a row of scratch) and ``indptr``."""
     import numpy as np
 
-    cdef Py_ssize_t i, m = indptr.shape[0] - 1
+    cdef Py_ssize_t i, q, m = indptr.shape[0] - 1, longest = 1
     out = np.empty(m)
     cdef double[::1] bounds = out
+    cdef double[::1] row
+    cdef const double* x
+    if floating is float:
+        for i in range(m):
+            longest = max(longest, indptr[i + 1] - indptr[i])
+        row = np.empty(longest)
     with nogil:
         for i in range(m):
+            x = NULL
+            if indptr[i + 1] > indptr[i]:
+                if floating is double:
+                    x = &data[indptr[i]]
+                else:
+                    _float64_row(&data[indptr[i]], &row[0], indptr[i + 1] - indptr[i])
+                    x = &row[0]
             bounds[i] = _row_bound(
-                psi, U, p, &data[indptr[i]] if indptr[i + 1] > indptr[i] else NULL,
-                indptr[i + 1] - indptr[i], n) * _target_growth(
+                psi, U, p, x, indptr[i + 1] - indptr[i], n) * _target_growth(
                     &Y[i, 0], Y.shape[1], Y.strides[1] // sizeof(double), growth)
     return out

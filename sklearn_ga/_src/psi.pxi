@@ -1,13 +1,30 @@
 # psi: each parameterization function's weights in factored storage,
 # omega_ji = scale_j * num_ji (doc/developers/compiled_core.rst, "Factored weights").
 #
-# Every branch on a psi code lives in this file. The rest of the loop asks the
-# traits below (which terms a psi stores, whether it is normalized, how its terms
-# follow a step) or calls the formulas here: a row's terms num and den, its shift
-# and scale, a coordinate's normalizer term, theta from a term (lazy CSR runs), the
-# row's recompute from theta and the natural step's Dpsi (KW01 §3, HKW §III, KMWW).
-# TrialLoop admits only the codes of _psi_known, so a chain of branches that ends
-# without a test ends in the codes its comment names.
+# Every branch on a psi code lives in this file. The rest of the loop (averaging.pxi,
+# penalty.pxi, lazy_csr.pxi, the row updates) asks the traits below (which terms a
+# psi stores, whether it is normalized, how its terms follow a step) or calls the
+# formulas here: a row's terms num and den, its shift and scale, a coordinate's
+# normalizer term and unscaled weight, the row's recompute from theta and the
+# natural step's Dpsi (KW01 §3, HKW §III, KMWW).
+# TrialLoop admits only the codes of _psi_known. Each formula names every code it
+# serves and ends in _unknown_psi, which aborts: a psi added to the codes but
+# forgotten in one formula stops the process (tests/test_kernel_dispatch.py calls
+# every formula with every code) instead of computing another psi's answer.
+
+
+cdef extern from *:
+    """
+    #include <stdio.h>
+    #include <stdlib.h>
+    __attribute__((noreturn, cold)) static void ga_unknown_psi(int psi,
+                                                               const char* where) {
+        fprintf(stderr, "sklearn_ga._kernel: no case for psi code %d in %s\\n",
+                psi, where);
+        abort();
+    }
+    """
+    void _unknown_psi "ga_unknown_psi"(int psi, const char* where) noexcept nogil
 
 
 cdef bint _psi_known(int psi) noexcept nogil:
@@ -21,7 +38,12 @@ cdef int _stored_terms(int psi) noexcept nogil:
     identity (num is theta), two for EG+- (num and den), one for the others."""
     if psi == PSI_IDENTITY:
         return 0
-    return 2 if psi == PSI_EG_PM else 1
+    if psi == PSI_EG_PM:
+        return 2
+    if (psi == PSI_SOFTMAX or psi == PSI_EXP or psi == PSI_PNORM or psi == PSI_SPHERE
+            or psi == PSI_SIMPLEX or psi == PSI_BURG):
+        return 1
+    _unknown_psi(psi, "_stored_terms")
 
 
 cdef inline bint _normalized(int psi) noexcept nogil:
@@ -48,6 +70,9 @@ cdef extern from *:
     #define ga_psi_fused_dot(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_EG_PM \
                                    || (psi) == GA_PSI_SOFTMAX || (psi) == GA_PSI_EXP)
     #define ga_psi_homogeneous(psi) ((psi) == GA_PSI_IDENTITY || (psi) == GA_PSI_PNORM)
+    #define ga_psi_term_is_weight(psi) ((psi) == GA_PSI_IDENTITY \
+        || (psi) == GA_PSI_SOFTMAX || (psi) == GA_PSI_EXP || (psi) == GA_PSI_PNORM \
+        || (psi) == GA_PSI_SPHERE || (psi) == GA_PSI_BURG)
     """
     # The geodesic psi whose weights are U theta / ||theta||_2 (KMWW Example 2) ...
     bint _sphere "ga_psi_sphere"(int psi) noexcept nogil
@@ -70,6 +95,8 @@ cdef extern from *:
     # psi(c theta) = c psi(theta) for c >= 0 (identity; pnorm, whose terms are
     # powers of theta / shift): a factor of theta is a factor of the weights.
     bint _homogeneous "ga_psi_homogeneous"(int psi) noexcept nogil
+    # omega / scale is num itself (not EG+-'s num - den, nor simplex's num^2).
+    bint _term_is_weight "ga_psi_term_is_weight"(int psi) noexcept nogil
 
 
 cdef double _row_bound(int psi, double U, double p, const double* x, Py_ssize_t nnz,
@@ -95,6 +122,8 @@ cdef double _row_bound(int psi, double U, double p, const double* x, Py_ssize_t 
     top = ga_max(x, nnz, 1)
     if psi == PSI_EG_PM:
         return U * U * top * top
+    if psi != PSI_PNORM:
+        _unknown_psi(psi, "_row_bound")
     # psi = pnorm: ||x||_p in units of the largest |x_i|.
     if top == 0.0:
         return 0.0
@@ -132,6 +161,8 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
         # (+ 0.0: a zero of either sign becomes +0, and 1 / +0 = +inf.)
         for q in range(n):
             num[q] = 1.0 / (fmax(-theta[q], 0.0) + 0.0)
+    elif s.psi != PSI_IDENTITY:
+        _unknown_psi(s.psi, "_terms")
 
 
 cdef inline double _pnorm_shift(double top) noexcept nogil:
@@ -157,7 +188,9 @@ cdef inline double _scale_value(State* s, double norm, double shift) noexcept no
         return shift * _pnorm_power(s, norm)
     elif s.psi == PSI_SPHERE:
         return s.U / sqrt(norm)
-    return 1.0  # PSI_IDENTITY, PSI_EXP, PSI_BURG: not normalized
+    elif s.psi == PSI_IDENTITY or s.psi == PSI_EXP or s.psi == PSI_BURG:
+        return 1.0  # (not normalized)
+    _unknown_psi(s.psi, "_scale_value")
 
 
 cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
@@ -188,39 +221,6 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
     s.scale[j] = s.shift[j] * s.anchor_power[j] * s.decay[j]
 
 
-cdef inline bint _term_holds(State* s, double num) noexcept nogil:
-    """Whether a coordinate's term num determines its theta in a lazy CSR run (it
-    neither underflowed nor overflowed; EG+-'s never does, see PM_HELD_SHIFT)."""
-    return _geodesic(s.psi) or UNDERFLOW <= num <= DBL_MAX
-
-
-cdef inline double _theta_of_term(State* s, double num, double shift) noexcept nogil:
-    """theta from the term e^{theta - shift}, or theta / shift (sphere, simplex)."""
-    return num * shift if _geodesic(s.psi) else log(num) + shift
-
-
-cdef inline double _theta_at(State* s, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
-    """The current theta_ji, from the term when it holds it (lazy CSR runs)."""
-    cdef Py_ssize_t c = j * s.n + i
-    if s.lazy and _term_holds(s, s.num[c]):
-        return _theta_of_term(s, s.num[c], s.shift[j])
-    return s.theta[c]
-
-
-cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
-    """Bring row j's theta (EG+-: and den) up to date with its terms after a lazy
-    CSR run, O(n)."""
-    cdef Py_ssize_t i, base = j * s.n
-    _guard_rows(s)
-    if _geodesic(s.psi):
-        for i in range(base, base + s.n):
-            s.theta[i] = s.num[i] * s.shift[j]
-        return
-    ga_theta_from_terms(s.theta + base, s.num + base, s.shift[j], s.n)
-    if s.psi == PSI_EG_PM:
-        ga_quotients(s.den + base, s.product[j], s.num + base, s.n)
-
-
 cdef bint _lazy_run(State* s) noexcept nogil:
     """Whether a CSR run holds theta in the terms (lazy theta): the exponential psi
     without options (EG+- while its shifts allow, _shifts_held), and the geodesic
@@ -237,64 +237,6 @@ cdef Py_ssize_t _held_rows(State* s) noexcept nogil:
     if s.psi == PSI_PNORM:
         return 2
     return 1 if s.psi == PSI_EG_PM and not s.options else 0
-
-
-cdef bint _shifts_held(State* s) noexcept nogil:
-    """Whether every row's shift allows EG+- to store only num (PM_HELD_SHIFT)."""
-    cdef Py_ssize_t j
-    for j in range(s.k):
-        if s.shift[j] > PM_HELD_SHIFT:
-            return False
-    return True
-
-
-cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
-                      const Py_ssize_t* order, Py_ssize_t trials,
-                      Py_ssize_t seen) noexcept nogil:
-    """End a lazy CSR run of ``trials`` rows, ``seen`` nonzeros: bring theta (EG+-:
-    and den) up to date, coordinate by coordinate when the run touched fewer than
-    n."""
-    cdef Py_ssize_t t, q, j, c, count
-    # The touched coordinates go through the vectorized log of the whole-row path
-    # in blocks (gathered, then scattered back), not through libm's scalar log.
-    cdef Py_ssize_t at[SYNC_BLOCK]
-    cdef double terms[SYNC_BLOCK]
-    cdef double thetas[SYNC_BLOCK]
-    if seen >= s.n:
-        for j in range(s.k):
-            _sync_theta_row(s, j)
-        s.lazy = False
-        return
-    for j in range(s.k):
-        count = 0
-        for t in range(trials):
-            for q in range(indptr[order[t]], indptr[order[t] + 1]):
-                c = j * s.n + x_ind[q]
-                at[count], terms[count], thetas[count] = c, s.num[c], s.theta[c]
-                count += 1
-                if count == SYNC_BLOCK:
-                    _write_back(s, j, at, terms, thetas, count)
-                    count = 0
-        _write_back(s, j, at, terms, thetas, count)
-    s.lazy = False
-
-
-cdef void _write_back(State* s, Py_ssize_t j, const Py_ssize_t* at, double* terms,
-                      double* thetas, Py_ssize_t count) noexcept nogil:
-    """Set theta (EG+-: and den) of row j's coordinates ``at`` from their gathered
-    ``terms`` and stored ``thetas``, as _sync_theta_row does for a whole row."""
-    cdef Py_ssize_t q
-    if _geodesic(s.psi):
-        for q in range(count):
-            s.theta[at[q]] = terms[q] * s.shift[j]
-        return
-    ga_theta_from_terms(thetas, terms, s.shift[j], count)
-    for q in range(count):
-        s.theta[at[q]] = thetas[q]
-    if s.psi == PSI_EG_PM:
-        ga_quotients(terms, s.product[j], terms, count)
-        for q in range(count):
-            s.den[at[q]] = terms[q]
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
@@ -401,117 +343,15 @@ cdef void _reshift_row(State* s, Py_ssize_t j) noexcept nogil:
     _sum_normalizer(s, j)
 
 
-cdef inline double _average_term(State* s, Py_ssize_t j, Py_ssize_t c) noexcept nogil:
-    """omega / scale_j of coordinate c of row j, also in a lazy EG+- run (its den
-    is product / num there, not stored)."""
-    if s.lazy and s.psi == PSI_EG_PM:
-        return s.num[c] - s.product[j] / s.num[c]
-    return _unscaled_weight(s, s.num[c], s.den[c])
-
-
-cdef inline void _settle(State* s, Py_ssize_t j, Py_ssize_t c) noexcept nogil:
-    """Add coordinate c's weights since it was last settled to its average sum:
-    its term times the scales summed since. Before its term changes."""
-    cdef double* pair = s.avg + 2 * c
-    cdef double total = s.avg_scales[j]
-    pair[0] += _average_term(s, j, c) * (total - pair[1])
-    pair[1] = total
-
-
-cdef inline void _prefetch_averages(State* s, const index_t* x_ind,
-                                   Py_ssize_t nnz) noexcept nogil:
-    """Start loading the averages of a CSR row's coordinates, which the row's
-    settle reads after its dot product: their cache misses overlap those of the
-    dot product instead of following them."""
-    cdef Py_ssize_t q, j
-    for j in range(s.k):
-        for q in range(nnz):
-            __builtin_prefetch(s.avg + 2 * (j * s.n + x_ind[q]))
-
-
-cdef void _settle_columns(State* s, Py_ssize_t j, const index_t* x_ind,
-                          Py_ssize_t nnz, bint dense) noexcept nogil:
-    """Settle the coordinates of row j that a row's step changes (dense: all).
-
-    The common case, a term that is the unscaled weight itself, in a loop of
-    locals (-fno-strict-aliasing would reload the fields of s after every store).
-    """
-    cdef Py_ssize_t q, c, base = j * s.n
-    cdef double total = s.avg_scales[j]
-    cdef double* avg = s.avg
-    cdef const double* num = s.num
-    if s.psi == PSI_EG_PM or s.psi == PSI_SIMPLEX:
-        for q in range(nnz):
-            _settle(s, j, base + (q if dense else x_ind[q]))
-        return
-    for q in range(nnz):  # (num is omega / scale)
-        c = base + (q if dense else x_ind[q])
-        avg[2 * c] += num[c] * (total - avg[2 * c + 1])
-        avg[2 * c + 1] = total
-
-
-cdef void _rebase_row(State* s, Py_ssize_t j) noexcept nogil:
-    """Settle every coordinate of row j and restart its sum of scales from 0, O(n):
-    before all its terms change (a recompute, a decay multiplied out), and now and
-    then (REBASE_RATIO)."""
-    cdef Py_ssize_t c, base = j * s.n
-    _guard_rows(s)
-    for c in range(base, base + s.n):
-        _settle(s, j, c)
-        s.avg[2 * c + 1] = 0.0
-    s.avg_scales[j] = s.avg_since[j] = 0.0
-
-
-cdef void _average_trial(State* s) noexcept nogil:
-    """Add the weights after the trial (scales) and its intercepts to the sums, if
-    the trial is averaged."""
-    cdef Py_ssize_t j
-    if s.avg == NULL or s.trial < s.average_from:
-        return
-    for j in range(s.k):
-        s.avg_scales[j] += s.scale[j]
-        s.avg_b[j] += s.intercept[j]
-        s.avg_count[j] += 1.0
-        s.avg_since[j] += 1.0
-        if (s.avg_scales[j] > REBASE_RATIO * s.scale[j] and s.avg_since[j]
-                >= max(s.n // REBASE_SHARE, REBASE_SHARE)):
-            _rebase_row(s, j)
-
-
-cdef void _fold_decay(State* s, Py_ssize_t j) noexcept nogil:
-    """Multiply row j's decay into its stored theta (psi = identity, pnorm), which
-    then is theta: pnorm's terms, powers of theta / shift, and its normalizer stay
-    as they are when the shift takes the factor too. O(n)."""
-    cdef Py_ssize_t i, base = j * s.n
-    cdef double factor = s.decay[j]
-    if factor == 1.0:
-        return
-    _guard_rows(s)
-    if s.avg != NULL:
-        _rebase_row(s, j)
-    for i in range(base, base + s.n):
-        s.theta[i] *= factor
-    s.decay[j] = 1.0
-    if s.psi == PSI_PNORM and s.shift[j] * factor >= DBL_MIN:
-        s.shift[j] *= factor
-        _set_scale(s, j)
-    else:  # (PSI_IDENTITY, or a row brought to 0)
-        _recompute_row(s, j)
-
-
-cdef void _fold_all(State* s) noexcept nogil:
-    """End a run with every row's decay multiplied out (theta is then theta)."""
-    cdef Py_ssize_t j
-    if s.alpha > 0.0:
-        for j in range(s.k):
-            _fold_decay(s, j)
-
-
 cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:
     """omega_ji / scale_j of a coordinate, from its terms num and den."""
+    if _term_is_weight(s.psi):
+        return num
+    if s.psi == PSI_EG_PM:
+        return num - den
     if s.psi == PSI_SIMPLEX:
         return num * num
-    return num - den if s.psi == PSI_EG_PM else num
+    _unknown_psi(s.psi, "_unscaled_weight")
 
 
 cdef inline double _normalizer_term(State* s, double num, double den, double theta,
@@ -519,18 +359,37 @@ cdef inline double _normalizer_term(State* s, double num, double den, double the
     """A coordinate's term of the normalizer norm_j, from its terms and theta (EG+-:
     2 cosh(theta) e^-shift; pnorm: |theta / shift|^p = num theta / shift; sphere and
     simplex: num^2; none of these is stored)."""
+    if s.psi == PSI_EG_PM:
+        return num + den
     if _geodesic(s.psi):
         return num * num
     if s.psi == PSI_PNORM:
         return num * theta / shift
-    return num + den if s.psi == PSI_EG_PM else den
+    if (s.psi == PSI_SOFTMAX or s.psi == PSI_EXP or s.psi == PSI_BURG
+            or s.psi == PSI_IDENTITY):
+        return den  # (exp, burg, identity: not normalized, their sum is not read)
+    _unknown_psi(s.psi, "_normalizer_term")
 
 
 cdef inline double _rescale(State* s, double shift, double new_shift) noexcept nogil:
     """Factor taking normalizer terms from units of ``shift`` to ``new_shift``."""
     if s.psi == PSI_PNORM:
         return pow(shift / new_shift, s.p)
-    return exp(shift - new_shift)
+    if s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM:
+        return exp(shift - new_shift)
+    _unknown_psi(s.psi, "_rescale")
+
+
+cdef inline double _rank_one_rate(State* s, Py_ssize_t j, double step) noexcept nogil:
+    """The factor of omega in the rank-one part of the natural step of row j
+    (_natural_step): step (omega . x), / U for EG+-; 0 where Dpsi is diagonal."""
+    if s.psi == PSI_SOFTMAX:
+        return step * s.wx[j]
+    if s.psi == PSI_EG_PM:
+        return step * s.wx[j] / s.U
+    if s.psi == PSI_EXP or s.psi == PSI_BURG or s.psi == PSI_PNORM or _geodesic(s.psi):
+        return 0.0
+    _unknown_psi(s.psi, "_rank_one_rate")
 
 
 cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val,
@@ -544,11 +403,8 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     row's nonzeros (O(nnz)).
     """
     cdef Py_ssize_t q, i, base = j * s.n
-    cdef double along = 0.0, slope, rank_one, diagonal, squares = 0.0
-    if s.psi == PSI_SOFTMAX:
-        along = step * s.wx[j]
-    elif s.psi == PSI_EG_PM:
-        along = step * s.wx[j] / s.U
+    cdef double along = _rank_one_rate(s, j, step), slope, rank_one, diagonal
+    cdef double squares = 0.0
     if along != 0.0:
         _guard_rows(s)
         # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
@@ -581,3 +437,31 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
             _terms(s, s.theta + i, s.num + i, s.den + i, 0.0, 1)
         return
     _recompute_row(s, j)
+
+
+def _psi_dispatch(int psi):
+    """Test hook: call each formula above on a row of two coordinates for ``psi``,
+    as the loop calls it (the rescale of an implicit step's normalizer only for a
+    normalized, non-geodesic psi): returns None
+    for a code every formula serves, aborts the process otherwise
+    (_unknown_psi)."""
+    cdef State s
+    cdef double theta[2]
+    cdef double num[2]
+    cdef double den[2]
+    cdef double x[2]
+    cdef double one = 1.0, zero = 0.0
+    theta[0], theta[1], x[0], x[1] = -0.5, -0.25, 1.0, -2.0
+    s.psi, s.k, s.n, s.U, s.p, s.wx = psi, 1, 2, 1.0, 3.0, &zero
+    s.binomial[0] = -1.0 / 3.0
+    with nogil:
+        _stored_terms(psi)
+        _row_bound(psi, 1.0, 3.0, x, 2, 2)
+        _terms(&s, theta, num, den, 1.0, 2)
+        _scale_value(&s, 2.0, 1.0)
+        _unscaled_weight(&s, num[0], den[0])
+        if not _no_terms(psi):  # (the identity's natural step is its GD step)
+            _rank_one_rate(&s, 0, 1.0)
+        _normalizer_term(&s, num[0], den[0], theta[0], 1.0)
+        if _normalized(psi) and not _geodesic(psi):  # (the implicit update's)
+            _rescale(&s, 1.0, 2.0)

@@ -237,6 +237,11 @@ cdef inline bint _row_readable(const index_t* columns, Py_ssize_t start,
     return decreases == 0 and low >= 0 and high < n
 
 
+cdef inline const double* _per_trial(const double[:, ::1] rates):
+    """The per-trial rates of a run (_trial_rates), NULL for none."""
+    return &rates[0, 0] if rates is not None and rates.shape[0] > 0 else NULL
+
+
 cdef inline void _trial_rates(State* s, const double* rates,
                               Py_ssize_t t) noexcept nogil:
     """Set the rates of trial ``t`` of a run from its per-trial ``rates`` (pairs of
@@ -249,16 +254,20 @@ cdef (bint, Py_ssize_t, double) _run_trials(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         Py_ssize_t stored, const double[:, ::1] Y, Py_ssize_t output,
         const double[::1] sample_weight, const Py_ssize_t[::1] order,
-        const double* rates, Py_ssize_t limit) noexcept nogil:
+        const double* rates, Py_ssize_t limit, const float* values32,
+        double* row64) noexcept nogil:
     """The first ``limit`` trials of a CSR run, whose targets start at column
     ``output`` of Y, at the per-trial ``rates`` (_trial_rates); a lazy run ends
     with theta written back (_sync_theta). With ``stored`` >= 0 (the entries the
     arrays hold), each row is checked before its trial (_row_readable), and one
-    that fails stops the run (s.unreadable). Returns (ok, trials done or the one
+    that fails stops the run (s.unreadable). The values are ``values``, or, if
+    not NULL, the float32 ``values32``: each row's converted into ``row64`` (room
+    for the longest) just before its trial. Returns (ok, trials done or the one
     that failed, the sum of the weighted losses)."""
     cdef Py_ssize_t t = 0, r, start, nnz, seen = 0
     cdef bint weighted = sample_weight.shape[0] > 0, ok = True
     cdef double loss, total = 0.0, weight = 1.0
+    cdef const double* x_val
     while t < limit:
         _trial_rates(s, rates, t)
         s.trial = t
@@ -272,8 +281,13 @@ cdef (bint, Py_ssize_t, double) _run_trials(
         seen += nnz
         if weighted:
             weight = sample_weight[r]
-        ok = _trial(s, values + start, columns + start, nnz, False, NULL,
-                    &Y[r, output], weight, &loss)
+        if values32 != NULL:
+            _float64_row(values32 + start, row64, nnz)
+            x_val = row64
+        else:
+            x_val = values + start
+        ok = _trial(s, x_val, columns + start, nnz, False, NULL, &Y[r, output], weight,
+                    &loss)
         if not ok:
             break
         _average_trial(s)
@@ -293,9 +307,11 @@ cdef (bint, Py_ssize_t, double) _run_trials(
 cdef (bint, Py_ssize_t, double) _run_outputs_apart(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         Py_ssize_t stored, const double[:, ::1] Y, const double[::1] sample_weight,
-        const Py_ssize_t[::1] order, const double* rates) noexcept nogil:
+        const Py_ssize_t[::1] order, const double* rates, const float* values32,
+        double* row64) noexcept nogil:
     """The trials of a CSR run, output by output (_outputs_apart): each output takes
-    the steps it takes in a trial of all of them, at the same rates. Returns (ok, trials done or the
+    the steps it takes in a trial of all of them, at the same rates (the values as
+    _run_trials reads them). Returns (ok, trials done or the
     first that failed in any output, the sum of the weighted losses)."""
     cdef State one
     cdef Py_ssize_t j, t, limit = order.shape[0]
@@ -305,7 +321,8 @@ cdef (bint, Py_ssize_t, double) _run_outputs_apart(
         one = _output_state(s, j)
         one.path = one.loss_sum = 0.0
         done, t, loss = _run_trials(&one, values, columns, indptr, stored, Y, j,
-                                    sample_weight, order, rates, limit)
+                                    sample_weight, order, rates, limit, values32,
+                                    row64)
         total += loss
         s.path += one.path
         s.loss_sum += one.loss_sum

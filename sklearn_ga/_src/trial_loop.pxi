@@ -2,11 +2,6 @@
 # shapes, runs dense and CSR batches without the GIL, and saves and restores the
 # state.
 
-cdef inline const double* _per_trial(const double[:, ::1] rates):
-    """The per-trial rates of a run (_trial_rates), NULL for none."""
-    return &rates[0, 0] if rates is not None and rates.shape[0] > 0 else NULL
-
-
 cdef class TrialLoop:
     """State of one GA run: parameters (written in place) and scratch buffers.
 
@@ -358,7 +353,7 @@ cdef class TrialLoop:
         self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         return (OK if ok else DIVERGED), t, total
 
-    def run_csr(self, const double[::1] data, const index_t[::1] indices,
+    def run_csr(self, const floating[::1] data, const index_t[::1] indices,
                 const index_t[::1] indptr, Py_ssize_t n_features,
                 const double[:, ::1] Y, const double[::1] sample_weight,
                 const Py_ssize_t[::1] order, bint check_rows=False, bint hold=False,
@@ -366,24 +361,33 @@ cdef class TrialLoop:
         """Same as :meth:`run_dense` for the rows of a CSR matrix of ``n_features``
         columns.
 
-        Its structure must have been checked (:func:`csr_structure`), and the indices
-        of each row must be unique (canonical CSR): the normalizers are updated from
-        the rows' terms before and after the update. Or, with ``check_rows``, each
-        row is checked just before its trial, while its indices are read anyway
-        (a separate pass of csr_structure over all of them would cost more): the run
-        stops before the first row that fails, with status UNREADABLE, and the
-        state is then that of the trials before it. A run of k > 1 outputs of
-        psi = identity with enough entries per column holds theta transposed, in
-        a copy of k x n values (_columns_first). With ``hold``, a run that succeeds
-        keeps it so, for the next run_csr (a fit's next epoch), until
-        :meth:`release` or any other method but :meth:`weights`, which reads the
-        copy: theta is then out of date.
+        ``data`` may be float32: each row's values are then converted just before its
+        trial, as :meth:`run_dense` reads float32 rows. Its structure must have been
+        checked (:func:`csr_structure`), and the indices of each row must be unique
+        (canonical CSR): the normalizers are updated from the rows' terms before and
+        after the update. Or, with ``check_rows``, each row is checked just before its
+        trial, while its indices are read anyway (a separate pass of csr_structure over
+        all of them would cost more): the run stops before the first row that fails,
+        with status UNREADABLE, and the state is then that of the trials before it. A
+        run of k > 1 outputs of psi = identity with enough entries per column holds
+        theta transposed, in a copy of k x n values (_columns_first). With ``hold``, a
+        run that succeeds keeps it so, for the next run_csr (a fit's next epoch), until
+        :meth:`release` or any other method but :meth:`weights`, which reads the copy:
+        theta is then out of date.
         """
         cdef Py_ssize_t t, r, start, end, longest = 0, n_trials = order.shape[0]
         cdef Py_ssize_t stored = -1
         cdef bint ok, unreadable
         cdef double total
-        cdef const double* values = &data[0] if data.shape[0] > 0 else NULL
+        cdef const double* values = NULL
+        cdef const float* values32 = NULL
+        cdef double[::1] row64  # (float32 data) the row of the trial, as float64
+        cdef double* row64_at = NULL
+        if data.shape[0] > 0:
+            if floating is double:
+                values = &data[0]
+            else:
+                values32 = &data[0]
         cdef const index_t* columns = &indices[0] if indices.shape[0] > 0 else NULL
         self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order,
                            rates)
@@ -400,6 +404,11 @@ cdef class TrialLoop:
                 start, end = max(start, 0), min(end, stored)
             longest = max(longest, end - start)
         self._row_scratch(longest)
+        if floating is float:
+            import numpy as np
+
+            row64 = np.empty(max(longest, 1))
+            row64_at = &row64[0]
         self.s.dot_ready = self.s.squares_ready = False
         self.s.lazy = _lazy_run(&self.s)
         cdef double[:, :, ::1] outputs_inner
@@ -417,11 +426,11 @@ cdef class TrialLoop:
             if _outputs_apart(&self.s) and self.s.theta_t == NULL:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   stored, Y, sample_weight, order,
-                                                  per_trial)
+                                                  per_trial, values32, row64_at)
             else:
                 ok, t, total = _run_trials(&self.s, values, columns, &indptr[0], stored,
                                            Y, 0, sample_weight, order, per_trial,
-                                           n_trials)
+                                           n_trials, values32, row64_at)
             unreadable, self.s.unreadable = self.s.unreadable, False
             if ok:
                 _fold_all(&self.s)
