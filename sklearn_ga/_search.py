@@ -38,7 +38,6 @@ from ._validation import (
     light_sample_weight,
     light_validation,
     loop_csr,
-    loop_rows,
 )
 
 # Us="auto": these multiples of the U that U="auto" would choose (auto_scale).
@@ -291,7 +290,6 @@ class SearchGA(BaseEstimator):
         X, y = checked or validate_data(
             self, X, y, reset=first_call, accept_sparse="csr", dtype=np.float64,
             order="C", ensure_all_finite=False, **self._target_validation)
-        X = loop_rows(X)
         if sp.issparse(X):
             X = canonical_csr(loop_csr(X))
         if first_call:

@@ -173,13 +173,14 @@ cdef class OneRow:
                        double intercept_eta, Py_ssize_t t, double cumulative_loss,
                        double initial_loss, double weight):
         """The trial of :meth:`learn`, on a dense row (nnz = n) or a CSR row's
-        entries at ``columns``, as run_dense and run_csr run it."""
+        entries at ``columns``: a run of one trial through the steps run_dense and
+        run_csr take (trial.pxi's _begin_run, _run_trial, _end_run), with the save
+        and the runaway check of a call around it."""
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
-        cdef Py_ssize_t j, q, n = s.n, rows_at = loop._vectors_size(), first = 0
+        cdef Py_ssize_t j, q, first = 0
         cdef int32_t bounds[2]
         cdef double loss, a, start_loss = 0.0
-        cdef double[::1] saved
         cdef Py_ssize_t[::1] journal
         cdef bint ok
         if loop.running or s.theta_t != NULL or y.shape[0] != s.k:
@@ -195,13 +196,7 @@ cdef class OneRow:
         # The state a failed trial goes back to (TrialLoop.save): a whole copy for a
         # dense row, the coordinates a CSR row touches.
         if dense:
-            if loop.saved is None:
-                loop.save()  # (allocates the copy that each dense trial refreshes)
-            saved = loop.saved
-            loop._copy_vectors(&saved[0], False)
-            _copy_rows(s, &saved[rows_at], False)
-            s.backup, s.backed_up, loop.journal_count = NULL, False, -1
-            loop.saved_state = s[0]
+            loop._save(-1)
         else:
             journal = loop._journal_room(nnz)
             for q in range(nnz):
@@ -220,24 +215,18 @@ cdef class OneRow:
         s.eta, s.eta_intercept = eta, intercept_eta
         # (Averaged from trial ``average`` on, as run_pass's average_from.)
         s.trial, s.average_from = 0, (t + 1 < self.average) if self.average else 0
-        s.dot_ready = s.x_top_ready = s.squares_ready = False
+        s.loss_sum = cumulative_loss
+        # A run of one trial (run_dense's and run_csr's steps around it).
+        _begin_run(s)
         if not dense:
             s.lazy = _lazy_run(s)
-        ok = _trial(s, x, columns, nnz, dense, NULL, &y[0], weight, &loss)
-        if ok:
-            _average_trial(s)
-        if not dense:
-            s.touched += nnz
-            if ok and s.touched >= TOUCH_LIMIT * n and _normalized(s.psi):
-                _recompute_all(s)
-            if s.lazy:  # (a failed trial wrote to its row's columns too)
-                bounds[0], bounds[1] = 0, nnz
-                _sync_theta(s, columns, bounds, &first, 1, nnz)
-        if ok:
-            _fold_all(s)
-            ok = _state_finite(s, columns, nnz)
+        ok = _run_trial(s, x, columns, nnz, dense, NULL, &y[0], weight, &loss)
+        if not dense and s.lazy:  # (a failed trial wrote to its row's columns too)
+            bounds[0], bounds[1] = 0, nnz
+            _sync_theta(s, columns, bounds, &first, 1, nnz)
+        ok = _end_run(s, columns, nnz, ok)
         s.eta, s.eta_intercept = loop.eta, loop.intercept_eta
-        cumulative_loss += weight * loss
+        cumulative_loss = s.loss_sum
         initial_loss += start_loss
         if ok and isfinite(cumulative_loss) and not (
                 self.runaway_ratio > 0.0

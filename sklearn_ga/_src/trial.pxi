@@ -250,6 +250,41 @@ cdef inline void _trial_rates(State* s, const double* rates,
         s.eta, s.eta_intercept = rates[2 * t], rates[2 * t + 1]
 
 
+cdef inline void _begin_run(State* s) noexcept nogil:
+    """Before the first trial of a run: no dot product or row sums are carried
+    over from another run's last trial (the fused passes')."""
+    s.dot_ready = s.x_top_ready = s.squares_ready = False
+
+
+cdef inline bint _run_trial(State* s, const double* x_val, const index_t* x_ind,
+                            Py_ssize_t nnz, bint dense, const double* x_next,
+                            const double* y, double weight,
+                            double* loss) noexcept nogil:
+    """A trial of a run, with what every run does after it: the averages, the
+    cumulative loss, and for a CSR row the count of coordinates touched, whose
+    limit recomputes the normalizers of the normalized psi. False if it failed
+    (the state must be restored)."""
+    if not _trial(s, x_val, x_ind, nnz, dense, x_next, y, weight, loss):
+        return False
+    _average_trial(s)
+    s.loss_sum += weight * loss[0]
+    if not dense:
+        s.touched += nnz
+        if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
+            _recompute_all(s)
+    return True
+
+
+cdef inline bint _end_run(State* s, const index_t* columns, Py_ssize_t nnz,
+                          bint ok) noexcept nogil:
+    """After the last trial of a run that ``ok`` says succeeded: the scales folded
+    into the terms, and whether the state is finite (``columns``: the
+    coordinates a journaled CSR batch touched, see _state_finite)."""
+    if ok:
+        _fold_all(s)
+    return ok and _state_finite(s, columns, nnz)
+
+
 cdef (bint, Py_ssize_t, double) _run_trials(
         State* s, const double* values, const index_t* columns, const index_t* indptr,
         Py_ssize_t stored, const double[:, ::1] Y, Py_ssize_t output,
@@ -286,17 +321,12 @@ cdef (bint, Py_ssize_t, double) _run_trials(
             x_val = row64
         else:
             x_val = values + start
-        ok = _trial(s, x_val, columns + start, nnz, False, NULL, &Y[r, output], weight,
-                    &loss)
+        ok = _run_trial(s, x_val, columns + start, nnz, False, NULL, &Y[r, output],
+                        weight, &loss)
         if not ok:
             break
-        _average_trial(s)
         total += weight * loss
-        s.loss_sum += weight * loss
         t += 1
-        s.touched += nnz
-        if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
-            _recompute_all(s)
     if s.lazy:
         # (A failed trial wrote to its row's columns; an unreadable row was not run.)
         _sync_theta(s, columns, indptr, &order[0], t + (not ok and not s.unreadable),

@@ -1,6 +1,5 @@
-# The Python face of the loop: TrialLoop, which owns the State, checks the codes and
-# shapes, runs dense and CSR batches without the GIL, and saves and restores the
-# state.
+# The Python face of the loop: TrialLoop owns the State, checks codes and shapes,
+# runs dense and CSR batches without the GIL, and saves and restores the state.
 
 cdef class TrialLoop:
     """State of one GA run: parameters (written in place) and scratch buffers.
@@ -233,8 +232,8 @@ cdef class TrialLoop:
         """sum_t D(w_t, w_{t+1}) over the trials of the runs, D half the squared
         length of a step (KMWW eq. 8): Euclidean in (theta, b) for the additive and
         natural updates, the geodesic's length for the sphere and the simplex (plus
-        the intercepts' steps). A penalty's pull is not counted. Each trial adds
-        its step's; set it to start a count; :meth:`restore` puts it back."""
+        the intercepts' steps), a penalty's pull not counted. Each trial adds its
+        step's; set it to start a count. :meth:`restore` puts it back (loss_sum too)."""
         return self.s.path
 
     @path.setter
@@ -243,10 +242,8 @@ cdef class TrialLoop:
 
     @property
     def loss_sum(self):
-        """The weighted losses of the trials of the runs, each added to the sum as
-        its trial ends (what a run of one trial at a time sums, whatever the
-        batches: ``cumulative_loss_``); set it to start a count; :meth:`restore`
-        puts it back."""
+        """The trials' weighted losses, each added as its trial ends, whatever the
+        batches (``cumulative_loss_``); set it to start a count."""
         return self.s.loss_sum
 
     @loss_sum.setter
@@ -290,10 +287,8 @@ cdef class TrialLoop:
                   const double[:, ::1] rates=None, Py_ssize_t average_from=0):
         """Run one trial per entry of ``order`` on the dense rows of X.
 
-        X is float64 or float32: a float32 row is read as float64, converted
-        into a row of scratch just before the trial that reads it first (the
-        fused passes read the next row too), so that the run learns what a run
-        on the float64 copy of X would, without the copy.
+        X is float64 or float32: a float32 row is converted into scratch just
+        before the trial that reads it first, as a float64 copy of X would be.
         ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
         (len(order), 2), holds the rates (weights', intercepts') of each trial, by
         its position in ``order``; None or empty: the loop's ``eta`` and
@@ -319,7 +314,7 @@ cdef class TrialLoop:
         self.s.average_from = average_from
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
-        self.s.dot_ready = self.s.x_top_ready = self.s.squares_ready = False
+        _begin_run(&self.s)
         self.running = True
         with nogil:
             if floating is float and n_trials > 0:
@@ -338,17 +333,13 @@ cdef class TrialLoop:
                     if t + 1 < n_trials:
                         x_next = &rows[((t + 1) % 2) * n]
                         _float64_row(&X[order[t + 1], 0], <double*>x_next, n)
-                ok = _trial(&self.s, x, no_index, n, True, x_next, &Y[r, 0], weight,
-                            &loss)
+                ok = _run_trial(&self.s, x, no_index, n, True, x_next, &Y[r, 0],
+                                weight, &loss)
                 if not ok:
                     break
-                _average_trial(&self.s)
                 total += weight * loss
-                self.s.loss_sum += weight * loss
                 t += 1
-            if ok:
-                _fold_all(&self.s)
-            ok = ok and _state_finite(&self.s, no_index, 0)
+            ok = _end_run(&self.s, no_index, 0, ok)
         self.running = False
         self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         return (OK if ok else DIVERGED), t, total
@@ -409,7 +400,7 @@ cdef class TrialLoop:
 
             row64 = np.empty(max(longest, 1))
             row64_at = &row64[0]
-        self.s.dot_ready = self.s.squares_ready = False
+        _begin_run(&self.s)
         self.s.lazy = _lazy_run(&self.s)
         cdef double[:, :, ::1] outputs_inner
         if self.s.theta_t == NULL and _columns_first(&self.s,
@@ -432,13 +423,10 @@ cdef class TrialLoop:
                                            Y, 0, sample_weight, order, per_trial,
                                            n_trials, values32, row64_at)
             unreadable, self.s.unreadable = self.s.unreadable, False
-            if ok:
-                _fold_all(&self.s)
             # (The journal's columns are those of every row, and some were not
             # checked when ``order`` leaves them out: then every parameter is.)
-            ok = ok and not unreadable and _state_finite(
-                &self.s, <const index_t*>NULL if check_rows else columns,
-                indptr[indptr.shape[0] - 1])
+            ok = _end_run(&self.s, <const index_t*>NULL if check_rows else columns,
+                          indptr[indptr.shape[0] - 1], ok and not unreadable)
         self.running = False
         self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
         if not (hold and ok):
