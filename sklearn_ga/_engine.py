@@ -24,6 +24,7 @@ from ._passes import (
     Interrupt,
     Interrupted,
     TrialRunner,
+    count_initial_loss,
     initial_model_loss,
     may_run_away,
     run_pass,
@@ -377,6 +378,7 @@ class Engine:
         config = self._configuration()
         chunks = Chunks(X, Y.shape[1], config.lazy_csr)
         checked, batch_initial = may_run_away(self.psi, self.phi), None
+        counted = count_initial_loss(loop, X, checked, self.psi, self._scale(), self.p)
         floor = average == AT_FLOOR
         best_loss, no_improvement, epoch, done, first_loss = np.inf, 0, 0, 0, 0.0
         best_score = -np.inf
@@ -410,9 +412,10 @@ class Engine:
                         "a sample weight s: large weights can overflow it too)"))
                 if checked:
                     if batch_initial is None:
-                        batch_initial = initial_model_loss(
-                            X, Y, sample_weight, self.psi, self.phi, self._scale(),
-                            self.p)
+                        batch_initial = loop.start_loss if counted else (
+                            initial_model_loss(X, Y, sample_weight, self.psi,
+                                               self.phi, self._scale(), self.p))
+                        loop.count_start = False
                     initial_loss += batch_initial
                     cause = runaway(cumulative_loss, initial_loss)
                     if cause:

@@ -19,13 +19,12 @@ import scipy.sparse as sp
 from sklearn.utils.validation import assert_all_finite
 
 from ._codes import Status
-from ._kernel import csr_row_sums
+from ._kernel import csr_row_sums, dense_row_sums
 from ._phi import PHI
 from ._psi import PSI
 from ._validation import (
     UnsortedRows,
     checked_structure,
-    float64_rows,
     index_arrays,
 )
 
@@ -247,6 +246,20 @@ def initial_model_loss(X, Y, sample_weight, psi, phi, U, p):
     return total
 
 
+def count_initial_loss(loop, X, checked, psi, U, p):
+    """If ``checked`` (the runaway check's), have the runs of ``loop`` on a dense X
+    sum :func:`initial_model_loss` of their trials (``loop.start_loss``, from 0) in
+    the pass that reads each row for its trial, instead of a pass over X of its
+    own; returns whether they do (not for a CSR X, whose row sums cost a pass over
+    its values only)."""
+    loop.count_start = checked and not sp.issparse(X)
+    if loop.count_start:
+        start = _start_weights(psi, X.shape[1], U, p)
+        loop.start_weight = 0.0 if start is None else float(start[0])
+        loop.start_loss = 0.0
+    return loop.count_start
+
+
 def start_activations(X, psi, U, p, rows=slice(0, None)):
     """The activations psi(Theta_1) x of the rows ``rows`` (a slice) of X
     (intercept 0), as a column; 0.0 where psi(Theta_1) = 0. Theta_1 is constant and
@@ -260,11 +273,8 @@ def start_activations(X, psi, U, p, rows=slice(0, None)):
     if sp.issparse(X):  # (float64 sums of float32 values too)
         stop = X.shape[0] if rows.stop is None else rows.stop
         sums = csr_row_sums(X.data, X.indptr, rows.start, stop)
-    elif X.dtype != np.float64:  # (float32: by blocks)
-        sums = np.concatenate([block.sum(axis=1)
-                               for *_, block in float64_rows(X[rows])])
-    else:
-        sums = X[rows].sum(axis=1)
+    else:  # (float32 rows read as they are)
+        sums = dense_row_sums(np.ascontiguousarray(X[rows]))
     return sums.reshape(-1, 1) * start[0]
 
 

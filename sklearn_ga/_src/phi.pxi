@@ -73,6 +73,17 @@ cdef inline double _exp_loss(double y, double y_hat, double a) noexcept nogil:
     return y_hat
 
 
+cdef double _start_loss(State* s, double start, const double* x, Py_ssize_t n,
+                        const double* y) noexcept nogil:
+    """The loss of the model at Theta_1 (weights all ``start``, intercept 0) on the
+    dense row x, in the trial's scratch (a and y_hat, which a trial then sets)."""
+    cdef Py_ssize_t j
+    cdef double a = start * ga_sum(x, 1.0, n) if start != 0.0 else 0.0
+    for j in range(s.k):
+        s.a[j] = a
+    return _transfer_and_loss(s, y)
+
+
 cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     """Set y_hat = phi(a) and return the matching loss L_phi(y, y_hat) (KW01 eq. 2).
 

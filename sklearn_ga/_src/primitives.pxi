@@ -170,6 +170,30 @@ def float64_block(const float[:, ::1] X, const Py_ssize_t[::1] rows,
             _float64_row(&X[rows[i], 0], &out[i, 0], n)
 
 
+def dense_row_sums(const floating[:, ::1] X):
+    """The sum of each row of X (float64, or float32 read as it is), in float64 by
+    ``ga_sum``: one pass over X at the speed of memory, without a float64 copy of
+    a float32 X (for the activations of the initial model, ``_passes``)."""
+    import numpy as np
+
+    out = np.zeros(X.shape[0])
+    cdef double[::1] sums = out
+    cdef double[::1] row  # (float32 X) a row, as float64
+    cdef Py_ssize_t i, n = X.shape[1]
+    if n == 0:
+        return out
+    if floating is float:
+        row = np.empty(n)
+    with nogil:
+        for i in range(X.shape[0]):
+            if floating is double:
+                sums[i] = ga_sum(&X[i, 0], 1.0, n)
+            else:
+                _float64_row(&X[i, 0], &row[0], n)
+                sums[i] = ga_sum(&row[0], 1.0, n)
+    return out
+
+
 cdef inline void _float64_row(const float* row, double* out,
                               Py_ssize_t n) noexcept nogil:
     """out = row converted to float64 (exactly)."""

@@ -58,6 +58,8 @@ cdef class TrialLoop:
     cdef State saved_state
     cdef object outputs_inner  # theta, outputs innermost (_columns_first), while held
     cdef bint running          # a run is in its nogil part (OneRow reads wait)
+    cdef public bint count_start  # run_dense sums the loss at Theta_1 (_engine)
+    cdef public double start_weight, start_loss  # (Theta_1's weights; the sum)
 
     def __init__(self, int psi, int phi, double[:, ::1] theta, double[::1] intercept,
                  double eta, double U, double p, bint fit_intercept,
@@ -222,8 +224,7 @@ cdef class TrialLoop:
             return None
         weights, _, count = self.average()
         k = self.s.k
-        sums = (np.zeros((k, self.s.n)) if weights is None
-                else weights * count)
+        sums = np.zeros((k, self.s.n)) if weights is None else weights * count
         return (sums, np.array(self.buffers[13 * k:14 * k]),
                 np.array(self.buffers[14 * k:15 * k]))
 
@@ -260,15 +261,13 @@ cdef class TrialLoop:
         if features != self.s.n or Y.shape[1] != self.s.k:
             raise ValueError(
                 f"TrialLoop of {self.s.k} x {self.s.n} parameters got rows of "
-                f"{features} features and {Y.shape[1]} targets."
-            )
+                f"{features} features and {Y.shape[1]} targets.")
         if rates is not None and rates.shape[0] > 0 and (
                 rates.shape[0] != order.shape[0] or rates.shape[1] != 2):
             raise ValueError(
                 f"TrialLoop got rates of shape {tuple(rates.shape)[:2]} for "
                 f"{order.shape[0]} trials; pass one (eta, intercept_eta) pair a "
-                "trial, or none."
-            )
+                "trial, or none.")
         for t in range(order.shape[0]):
             if not 0 <= order[t] < rows:
                 break
@@ -279,8 +278,7 @@ cdef class TrialLoop:
         raise ValueError(
             f"TrialLoop got {rows} rows, {Y.shape[0]} targets, "
             f"{sample_weight.shape[0]} sample weights and {order.shape[0]} trials"
-            f"{span}."
-        )
+            f"{span}.")
 
     def run_dense(self, const floating[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order,
@@ -304,8 +302,7 @@ cdef class TrialLoop:
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
-        cdef const double* x
-        cdef const double* x_next
+        cdef const double *x, *x_next
         cdef double[::1] rows  # (float32 X) this trial's row and the next, as float64
         self._check_shapes(n, X.shape[0], Y, sample_weight, order, rates)
         cdef const double* per_trial = _per_trial(rates)
@@ -323,8 +320,7 @@ cdef class TrialLoop:
                 _trial_rates(&self.s, per_trial, t)
                 self.s.trial = t
                 r = order[t]
-                if weighted:
-                    weight = sample_weight[r]
+                weight = sample_weight[r] if weighted else 1.0
                 if floating is double:
                     x = &X[r, 0]
                     x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
@@ -333,6 +329,9 @@ cdef class TrialLoop:
                     if t + 1 < n_trials:
                         x_next = &rows[((t + 1) % 2) * n]
                         _float64_row(&X[order[t + 1], 0], <double*>x_next, n)
+                if self.count_start:
+                    self.start_loss += weight * _start_loss(&self.s, self.start_weight,
+                                                            x, n, &Y[r, 0])
                 ok = _run_trial(&self.s, x, no_index, n, True, x_next, &Y[r, 0],
                                 weight, &loss)
                 if not ok:
