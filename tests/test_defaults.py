@@ -25,6 +25,7 @@ from sklearn_ga import (
     GARegressor,
     GARegressorCV,
 )
+from sklearn_ga._passes import initial_model_loss
 
 X_DIABETES, Y_DIABETES = load_diabetes(return_X_y=True)
 X_DIABETES = StandardScaler().fit_transform(X_DIABETES)
@@ -194,6 +195,27 @@ def test_a_loss_that_runs_away_is_an_error_and_changes_nothing():
         for i in range(X.shape[0]):
             model.partial_fit(X[i:i + 1], y[i:i + 1])
         assert model.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("psi", ["identity", "softmax", "exp"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_runs_sum_the_initial_loss_of_a_dense_batch(psi, dtype):
+    # The runaway check's reference, summed by the first pass's run on a dense X
+    # (_passes.count_initial_loss), is the NumPy sum of initial_model_loss; a
+    # sample weight counts its row's loss s times; two outputs sum both.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 7)).astype(dtype)
+    Y = np.column_stack([X @ np.arange(7.0), X[:, 0] - 2.0])
+    weights = rng.uniform(0.0, 2.0, size=500)
+    model = GARegressor(psi=psi, U=5.0, eta=1e-3, max_iter=2, tol=None)
+    model.fit(X, Y, sample_weight=weights)
+    reference = initial_model_loss(X, Y, weights, psi, "identity", 5.0, model.p)
+    assert model._the_run().initial_loss == pytest.approx(2 * reference, rel=1e-12)
+    classifier = GAClassifier(psi="exp", eta=1e-3, max_iter=1, tol=None)
+    classifier.fit(X, Y[:, 0] > 0)
+    labels = (Y[:, :1] > 0).astype(float)
+    assert classifier._the_run().initial_loss == pytest.approx(
+        initial_model_loss(X, labels, None, "exp", "logistic", 1.0, 2.0), rel=1e-12)
 
 
 def test_no_false_alarm_when_the_target_jumps_or_the_model_is_changed():
