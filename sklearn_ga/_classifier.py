@@ -380,8 +380,11 @@ class GAClassifier(ClassifierMixin, BaseGA):
         if classes is not None and (first_call
                                     or not _same_labels(classes, self.classes_)):
             classes = _class_labels(classes)
+        codes = None
         if first_call:
-            labels = np.unique(y) if classes is None else classes
+            # (The codes of y's own labels come with them: no search of y after.)
+            labels, codes = (np.unique(y, return_inverse=True) if classes is None
+                             else (classes, None))
             if labels.shape[0] < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs at least 2 classes; got "
@@ -398,11 +401,12 @@ class GAClassifier(ClassifierMixin, BaseGA):
                 )
         # A label is known iff it sits where searchsorted places it (no extra sort).
         try:
-            codes = np.searchsorted(labels, y)
+            known = True
+            if codes is None:
+                codes = np.searchsorted(labels, y)
+                known = labels[np.minimum(codes, labels.shape[0] - 1)] == y
         except TypeError:  # object labels that do not compare (str against int)
-            codes = None
-        known = (labels[np.minimum(codes, labels.shape[0] - 1)] == y
-                 if codes is not None else np.zeros(y.shape[0], dtype=bool))
+            known = np.zeros(y.shape[0], dtype=bool)
         if not np.all(known):
             # (On a later call y was not checked: labels that are all known are.)
             check_classification_targets(y)
