@@ -4,6 +4,9 @@
 #define SKLEARN_GA_GA_ROWS_H
 
 #include "ga_config.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* min and max of two doubles (not NaN) as one instruction; Cython's conditional
    expressions compile to branches, libm's fmin and fmax to calls. */
@@ -15,6 +18,23 @@ static inline double ga_least4(double a, double b, double c, double d) {
 }
 static inline double ga_greatest4(double a, double b, double c, double d) {
     return ga_greater(ga_greater(a, b), ga_greater(c, d));
+}
+
+/* out = v converted to float64 (exactly): a float32 row that a run reads, four
+   values a load and two conversions where SSE2 is there (the x86-64 baseline; GCC
+   leaves the plain loop, and a vector type's conversion, scalar). */
+static inline void ga_float64_row(const float* v, double* out, Py_ssize_t n) {
+    Py_ssize_t q = 0;
+#if defined(__SSE2__)
+    __m128 f;
+    for (; q + 4 <= n; q += 4) {
+        f = _mm_loadu_ps(v + q);
+        _mm_storeu_pd(out + q, _mm_cvtps_pd(f));
+        _mm_storeu_pd(out + q + 2, _mm_cvtps_pd(_mm_movehl_ps(f, f)));
+    }
+#endif
+    for (; q < n; q++)
+        out[q] = v[q];
 }
 
 #endif  /* SKLEARN_GA_GA_ROWS_H */

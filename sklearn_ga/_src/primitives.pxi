@@ -38,6 +38,8 @@ cdef extern from "_src/ga_rows.h":
     double ga_greater(double a, double b) noexcept nogil
     double ga_least4(double a, double b, double c, double d) noexcept nogil
     double ga_greatest4(double a, double b, double c, double d) noexcept nogil
+    void _float64_row "ga_float64_row"(const float* row, double* out,
+                                       Py_ssize_t n) noexcept nogil
     double ga_dot_diff(const double* a, const double* b, const double* x,
                        Py_ssize_t n) noexcept nogil
     double ga_held_dot(double product, double* held, const double* x,
@@ -194,9 +196,30 @@ def dense_row_sums(const floating[:, ::1] X):
     return out
 
 
-cdef inline void _float64_row(const float* row, double* out,
-                              Py_ssize_t n) noexcept nogil:
-    """out = row converted to float64 (exactly)."""
-    cdef Py_ssize_t q
-    for q in range(n):
-        out[q] = row[q]
+cdef inline void _prefetch_trial(const floating[:, ::1] X, const Py_ssize_t[::1] order,
+                                 Py_ssize_t t) noexcept nogil:
+    """Ask for the cache lines of the row of trial t (if any) ahead of it: a
+    shuffled pass reads rows in an order no prefetcher guesses, and a float32 row
+    is converted before its trial (run_dense), so its loads would not overlap one."""
+    cdef const char* row
+    cdef Py_ssize_t q, size = X.shape[1] * sizeof(floating)
+    if t < order.shape[0] and size > 0:
+        row = <const char*>&X[order[t], 0]
+        for q in range(0, size, 64):
+            __builtin_prefetch(row + q)
+        __builtin_prefetch(row + size - 1)
+
+
+cdef inline const double* _converted_row(const float[:, ::1] X,
+                                         const Py_ssize_t[::1] order, Py_ssize_t t,
+                                         double* rows, const double** x_next
+                                         ) noexcept nogil:
+    """Trial t's float32 row as float64 (returned) and the next trial's (x_next; NULL
+    after the last), in three rows of scratch: row t + 2 is converted a trial before
+    its read (its stores, read at once, would stall the trial's wider loads of it);
+    trial 0 converts rows 0 and 1 too (run_dense)."""
+    cdef Py_ssize_t i, n = X.shape[1], count = order.shape[0]
+    for i in range(0 if t == 0 else t + 2, min(t + 3, count)):
+        _float64_row(&X[order[i], 0], rows + (i % 3) * n, n)
+    x_next[0] = rows + ((t + 1) % 3) * n if t + 1 < count else NULL
+    return rows + (t % 3) * n

@@ -285,8 +285,9 @@ cdef class TrialLoop:
                   const double[:, ::1] rates=None, Py_ssize_t average_from=0):
         """Run one trial per entry of ``order`` on the dense rows of X.
 
-        X is float64 or float32: a float32 row is converted into scratch just
-        before the trial that reads it first, as a float64 copy of X would be.
+        X is float64 or float32: a float32 row is converted into scratch a trial
+        ahead of the one that reads it first (``_converted_row``), as a float64
+        copy of X would be.
         ``sample_weight`` may be empty (all weights 1). ``rates``, of shape
         (len(order), 2), holds the rates (weights', intercepts') of each trial, by
         its position in ``order``; None or empty: the loop's ``eta`` and
@@ -303,20 +304,19 @@ cdef class TrialLoop:
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double *x, *x_next
-        cdef double[::1] rows  # (float32 X) this trial's row and the next, as float64
+        cdef double[::1] rows  # (float32 X) this trial's row and the next two, float64
         self._check_shapes(n, X.shape[0], Y, sample_weight, order, rates)
         cdef const double* per_trial = _per_trial(rates)
         if floating is float:
-            rows = np.empty(2 * n)
+            rows = np.empty(3 * n)
         self.s.average_from = average_from
         if self.s.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         _begin_run(&self.s)
         self.running = True
         with nogil:
-            if floating is float and n_trials > 0:
-                _float64_row(&X[order[0], 0], &rows[0], n)
             while t < n_trials:
+                _prefetch_trial(X, order, t + 3)  # (a trial or two ahead of its use)
                 _trial_rates(&self.s, per_trial, t)
                 self.s.trial = t
                 r = order[t]
@@ -325,10 +325,7 @@ cdef class TrialLoop:
                     x = &X[r, 0]
                     x_next = &X[order[t + 1], 0] if t + 1 < n_trials else NULL
                 else:
-                    x, x_next = &rows[(t % 2) * n], NULL
-                    if t + 1 < n_trials:
-                        x_next = &rows[((t + 1) % 2) * n]
-                        _float64_row(&X[order[t + 1], 0], <double*>x_next, n)
+                    x = _converted_row(X, order, t, &rows[0], &x_next)
                 if self.count_start:
                     self.start_loss += weight * _start_loss(&self.s, self.start_weight,
                                                             x, n, &Y[r, 0])
