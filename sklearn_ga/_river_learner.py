@@ -488,17 +488,19 @@ class _Learner(_Rates):
         done = 0
         while done < m:
             end = done + min(m - done, self._next_check - self._run.t)  # (inf: m)
-            rates = self._rates
-            if self._tuning:  # (eq. 31's rate follows each row's loss: a row a call)
-                end = done + 1
-                self._start_row(held if done == 0 else None)
-                rates = self._trial_rates()
+            # (Eq. 31's rate follows each row's loss, in the compiled rows.)
+            tuning = self._tuning_of_rows(held if done == 0 else None)
             trials, total, initial = self._rows.learn_rows(
-                values[done:end], columns, Y[done:end], weights[done:end], *rates,
-                self._run.t, self._run.cumulative_loss, self._run.initial_loss,
-                len(self._features), first if done == 0 else -1)
+                values[done:end], columns, Y[done:end], weights[done:end],
+                *self._rates, self._run.t, self._run.cumulative_loss,
+                self._run.initial_loss, len(self._features),
+                first if done == 0 else -1, tuning)
             self._run.t += trials
             self._run.cumulative_loss, self._run.initial_loss = total, initial
+            if tuning is not None and trials:
+                self._last_rates = self._pending = self._rows.last_rates
+            if tuning is not None and done + trials < end:
+                self._start_row(held if done + trials == 0 else None)
             done += trials
             if done < end:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]
