@@ -74,15 +74,17 @@ class _Rates:
                                     reach, b, *self._last_rates)
         return self._pending
 
-    def _tuning_of_rows(self, held):
-        """``DictRows.learn_rows``'s ``tuning`` of a frame's rows from the next one
-        on (eq. 31's rate, :meth:`_trial_rates`): None for untuned rates; R of
-        the first row of the call for ``held`` features (the features held before
-        the frame, at its first row; None: all), R of the others."""
+    def _tuning_of_rows(self, held=None):
+        """The ``tuning`` of ``DictRows.learn`` and ``learn_rows`` (eq. 31's rate,
+        :meth:`_trial_rates`, in the compiled rows) from the next row on: None
+        for untuned rates; R of the first row of the call for ``held`` features
+        (those held before a frame, at its first row; None: all), R of the
+        others."""
         if not self._tuning:
             return None
-        return (self._phase_loss, self._divergence(held), self._divergence(),
-                *self._last_rates)
+        divergence = self._divergence()
+        return (self._phase_loss, divergence if held is None
+                else self._divergence(held), divergence, *self._last_rates)
 
     def _start_row(self, n=None):
         """Before a row's trial (eq. 31's rate): R's parts of the model as the row

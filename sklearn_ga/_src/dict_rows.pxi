@@ -362,11 +362,13 @@ cdef class DictRows:
 
     def learn(self, dict x, dict columns, y, double eta, double intercept_eta,
               Py_ssize_t t, double cumulative_loss, double initial_loss,
-              double weight=1.0, Py_ssize_t first=-1):
+              double weight=1.0, Py_ssize_t first=-1, tuple tuning=None):
         """One trial on the dict ``x`` (OneRow.learn's arguments and result), its
         names at their ``columns``; those from ``first`` on are new to the model
         (-1: none). ``y``: the target of one output (a float), or the targets of
-        several (an array).
+        several (an array). ``tuning``: None, or :meth:`learn_rows`'s (its R of a
+        first row): the trial at eq. (31)'s rates, kept in ``last_rates`` if it
+        is taken.
 
         Names without a column take the next ones (in canonical order) where theta
         has spare columns for them (one output), and keep them if the trial is
@@ -378,6 +380,12 @@ cdef class DictRows:
         cdef Py_ssize_t nnz = self._gather(x, columns, True), n = len(columns)
         cdef Py_ssize_t q
         cdef const double[::1] targets
+        cdef double pair[2]
+        if tuning is not None:
+            _tuned(eta, intercept_eta, cumulative_loss - <double>tuning[0],
+                   tuning[1], _largest_intercept(&self.loop.s), tuning[3], tuning[4],
+                   pair)
+            eta, intercept_eta = pair[0], pair[1]
         if self.loop.s.k == 1:
             self.target[0] = y
         else:
@@ -402,11 +410,14 @@ cdef class DictRows:
                 for name in names:
                     del columns[name]
                 self.fresh = names
-            return sums
-        if nnz < 0:
+        elif nnz < 0:
             return nnz
-        return self._run(nnz, n if first < 0 else first, n, self.target, eta,
-                         intercept_eta, t, cumulative_loss, initial_loss, weight)
+        else:
+            sums = self._run(nnz, n if first < 0 else first, n, self.target, eta,
+                             intercept_eta, t, cumulative_loss, initial_loss, weight)
+        if sums is not None and tuning is not None:
+            self.last_rates = eta, intercept_eta
+        return sums
 
     def learn_rows(self, const double[:, ::1] X, const int32_t[::1] columns,
                    const double[:, ::1] Y, const double[::1] weights, double eta,
