@@ -113,8 +113,8 @@ cdef class DictRows:
         without a normalizer, or of pnorm): a new feature takes the next one as it
         is.
     last_rates : tuple
-        The rates of the last row that :meth:`learn_rows` learned at eq. (31)'s
-        rates.
+        The rates of the last row that :meth:`learn` or :meth:`learn_rows` learned
+        at eq. (31)'s rates.
     """
     cdef OneRow calls
     cdef TrialLoop loop
@@ -438,6 +438,7 @@ cdef class DictRows:
         cdef Py_ssize_t r, q, m = X.shape[0], nnz = X.shape[1]
         cdef double phase_loss = 0.0, first_divergence = 0.0, divergence = 0.0
         cdef double pair[2]
+        cdef double last[2]  # (the rates of the last row taken)
         cdef bint tuned = tuning is not None
         if tuned:
             phase_loss, first_divergence, divergence, pair[0], pair[1] = tuning
@@ -458,10 +459,12 @@ cdef class DictRows:
                              pair[1] if tuned else intercept_eta, t + r,
                              cumulative_loss, initial_loss, weights[r])
             if sums is None:
-                return r, cumulative_loss, initial_loss
-            if tuned:
-                self.last_rates = pair[0], pair[1]
+                m = r
+                break
             cumulative_loss, initial_loss, _ = sums
+            last[0], last[1] = pair[0], pair[1]
+        if tuned and m:
+            self.last_rates = last[0], last[1]
         return m, cumulative_loss, initial_loss
 
     def activations(self, dict x, dict columns, bint outputs=False):
