@@ -142,13 +142,17 @@ def test_the_compiled_tuned_rate_is_the_theory_modules_eq_31():
     assert tuned_rates(0.1, 0.2, 0.0, 1.0, 3.0, math.inf, 0.1) == (0.1, 0.1)
 
 
-def test_learn_many_runs_eq_31_in_the_compiled_rows(monkeypatch):
+@pytest.mark.parametrize("phi", ["logistic", "softmax"])
+def test_learn_many_runs_eq_31_in_the_compiled_rows(monkeypatch, phi):
     # learn_many's tuned rates are computed in its compiled calls (one per run of
-    # rows between U's checks), not once a row in Python, and are learn_one's.
+    # rows between U's checks), not once a row in Python, and are learn_one's
+    # (softmax: R's intercept is the largest |b_j| of the classes').
     rows = noisy_stream(400, noise=0.2)
     X = pd.DataFrame([x for x, _ in rows]).fillna(0.0)
     y = pd.Series([label for _, label in rows])
-    one = GAClassifier(psi="eg_pm")
+    if phi == "softmax":
+        y = pd.Series(np.digitize(X["a"] - X["b"], [-0.5, 0.5]).tolist())
+    one = GAClassifier(psi="eg_pm", phi=phi)
     for x, label in zip(X.to_dict("records"), y, strict=True):
         one.learn_one(x, label)
     calls = []
@@ -156,8 +160,9 @@ def test_learn_many_runs_eq_31_in_the_compiled_rows(monkeypatch):
     monkeypatch.setattr(GAClassifier, "_trial_rates",
                         lambda self, base=None: calls.append(1) or trial_rates(self,
                                                                                base))
-    many = GAClassifier(psi="eg_pm")
+    many = GAClassifier(psi="eg_pm", phi=phi)
     many.learn_many(X, y)
     assert len(calls) < len(rows) / 8
     assert many.weights == one.weights and many.intercept == one.intercept
     assert many._last_rates == one._last_rates and many.U_ == one.U_ > 1.0
+    assert one._last_rates[0] < one._pair()[0]
