@@ -146,8 +146,8 @@ cdef class DictRows:
         self.calls, self.loop, self.start = calls, loop, start
         self.width = loop.theta.shape[1]
         # (pnorm's normalizer ||theta||_q gains nothing from a column at 0.)
-        self.inside = loop.s.k > 1 and (not _normalized(loop.s.psi)
-                                        or loop.s.psi == PSI_PNORM)
+        self.inside = loop.s.k > 1 and (not _normalized(loop.s.config.psi)
+                                        or loop.s.config.psi == PSI_PNORM)
         if self.inside:
             n = self.width
         if not (n <= self.width and (n == self.width or loop.s.k == 1)):
@@ -193,11 +193,12 @@ cdef class DictRows:
         first))."""
         cdef State* s = &self.loop.s
         cdef Py_ssize_t j, c
-        if not self.inside or _no_terms(s.psi) or first >= s.n:
+        if not self.inside or _no_terms(s.config.psi) or first >= s.n:
             return
         for j in range(s.k):
             c = j * s.n + first
-            _terms(s, s.theta + c, s.num + c, s.den + c, s.shift[j], s.n - first)
+            _terms(s, s.params.theta + c, s.params.num + c, s.params.den + c,
+                   s.params.shift[j], s.n - first)
         self.work += s.k * (s.n - first)
 
     def recompute(self):
@@ -266,36 +267,37 @@ cdef class DictRows:
             return True
         for j in range(s.k):
             c = j * n + first
-            theta = s.theta + c
+            theta = s.params.theta + c
             for i in range(count):
                 theta[i] = self.start
-            if not _no_terms(s.psi):
-                _terms(s, theta, s.num + c, s.den + c, s.shift[j], count)
-            if not _normalized(s.psi):
+            if not _no_terms(s.config.psi):
+                _terms(s, theta, s.params.num + c, s.params.den + c, s.params.shift[j],
+                       count)
+            if not _normalized(s.config.psi):
                 continue
             total, top = 0.0, 0.0
             for i in range(count):
-                term = _normalizer_term(s, s.num[c + i], s.den[c + i], theta[i],
-                                        s.shift[j])
+                term = _normalizer_term(s, s.params.num[c + i], s.params.den[c + i],
+                                        theta[i], s.params.shift[j])
                 total += term
                 top = fmax(top, term)
-            if not (s.norm[j] + total > TERM_LOW and top <= TERM_HIGH):
+            if not (s.params.norm[j] + total > TERM_LOW and top <= TERM_HIGH):
                 return False
         # (Only now: a row refused above has changed nothing the loop reads.)
         self.loop._copy_vectors(&self.vectors[0], False)
         s.n = n
         for j in range(s.k):
-            if not _normalized(s.psi):
+            if not _normalized(s.config.psi):
                 continue
             c = j * n + first
             total = 0.0
             for i in range(count):
-                total += _normalizer_term(s, s.num[c + i], s.den[c + i],
-                                          s.theta[c + i], s.shift[j])
+                total += _normalizer_term(s, s.params.num[c + i], s.params.den[c + i],
+                                          s.params.theta[c + i], s.params.shift[j])
             # A normalized psi shares its total among the coordinates: the new
             # terms enter Z, and every weight held scales by Z / (Z + total).
-            s.norm[j] += total
-            s.mass[j] += total
+            s.params.norm[j] += total
+            s.params.mass[j] += total
             _set_scale(s, j)
         self.work += s.k * count
         return True
@@ -307,19 +309,19 @@ cdef class DictRows:
         cdef State* s = &self.loop.s
         cdef double theta = self.start, num = theta, den, shift = 0.0
         if n != self.start_n:
-            if _normalized(s.psi):
-                shift = theta if _signed_shift(s.psi) else fabs(theta)
-                if s.psi == PSI_PNORM:
+            if _normalized(s.config.psi):
+                shift = theta if _signed_shift(s.config.psi) else fabs(theta)
+                if s.config.psi == PSI_PNORM:
                     shift = _pnorm_shift(shift)
-                elif _geodesic(s.psi) and not shift > 0.0:
+                elif _geodesic(s.config.psi) and not shift > 0.0:
                     shift = 1.0
-            if not _no_terms(s.psi):
+            if not _no_terms(s.config.psi):
                 _terms(s, &theta, &num, &den, shift, 1)
-            if not _two_terms(s.psi):
+            if not _two_terms(s.config.psi):
                 den = num
             self.start_weight = _unscaled_weight(s, num, den) * (
                 _scale_value(s, n * _normalizer_term(s, num, den, theta, shift), shift)
-                if _normalized(s.psi) else 1.0)
+                if _normalized(s.config.psi) else 1.0)
             self.start_n = n
         return self.start_weight
 
@@ -336,7 +338,7 @@ cdef class DictRows:
         was."""
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
-        cdef Py_ssize_t q, held = s.n, touched = s.touched
+        cdef Py_ssize_t q, held = s.n, touched = s.params.touched
         cdef double start_weight
         if n > (self.width if s.k == 1 else held):
             return None
@@ -356,7 +358,7 @@ cdef class DictRows:
         if sums is None:
             if n > held:
                 self._undo_extend(held)
-        elif s.touched < touched + nnz:
+        elif s.params.touched < touched + nnz:
             self.work += s.k * s.n
         return sums
 
