@@ -66,7 +66,7 @@ cdef inline double _largest_intercept(State* s) noexcept nogil:
     cdef double b = 0.0
     cdef Py_ssize_t j
     for j in range(s.k):
-        b = fmax(b, fabs(s.intercept[j]))
+        b = fmax(b, fabs(s.params.intercept[j]))
     return b
 
 
