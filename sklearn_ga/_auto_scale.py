@@ -29,12 +29,17 @@ SCALE_EDGE = 4.0
 # sign) tries these multiples of a centred column's mean squared norm and keeps the
 # one of least generalized cross-validation error (_ridge_penalty).
 CHOSEN_RIDGES = 10.0 ** np.arange(-4.0, 2.25, 0.5)
+# Where the fit takes the dual of more than CHOSEN_ROWS rows (wide rows), the
+# penalty is chosen on its first CHOSEN_ROWS rows: the eigendecomposition that GCV
+# takes costs the cube of their number, many times the fit's own solve.
+CHOSEN_ROWS = 256
 # The check of a psi of nonnegative weights reads data of at most RANGE_COLUMNS
 # columns, and warns where, for some output, the best such weights explain
 # RANGE_GAP less than weights of any sign (held-out R^2; see range_check): the
 # margin of R^2 that benchmarks/bench_defaults.py allows a default below SGD's.
 RANGE_COLUMNS = 256
 RANGE_GAP = 0.03
+RANGE_MIN_ROWS = 20
 RANGE_RADII = (1.0, 0.5, 0.25)
 # U="auto" of a psi whose weights have the norm U (the sphere) warns where an
 # output's ridge fit has a norm below RADIUS_SPREAD times the largest (U_).
@@ -82,8 +87,15 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
 
 def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
     """The ``order``-norm of each output's weights in the ridge fit of
-    :func:`auto_scale` (``chosen``: with the penalty that :func:`_ridge_penalty`
-    chooses); None where there is no fit."""
+    :func:`auto_scale` (:func:`ridge_weights`); None where there is no fit."""
+    W = ridge_weights(X, Y, phi, fit_intercept, chosen)
+    return None if W is None else np.linalg.norm(W, ord=order, axis=0)
+
+
+def ridge_weights(X, Y, phi, fit_intercept, chosen=False):
+    """The weights (n x k) of the centred ridge fit of the activations of Y on the
+    first ``SCALE_ROWS`` rows of X (:func:`auto_scale`; ``chosen``: with the
+    penalty that :func:`_ridge_penalty` chooses); None where there is no fit."""
     Z = _activation_targets(phi, Y[:SCALE_ROWS])
     # The first rows, in float64 (a float32 X's too: U is then the float64 copy's).
     if sp.issparse(X):  # (a view of the first rows: only float32 values copied)
@@ -93,6 +105,30 @@ def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
                           shape=(Z.shape[0], X.shape[1]), copy=False)
     else:
         X = X[:SCALE_ROWS].astype(np.float64, copy=False)
+    m, n = X.shape
+    gram, right, centred = _normal_equations(X, Z, fit_intercept)
+    try:  # (X is checked for NaN by the trial loop, which reports it)
+        if chosen and n > m > CHOSEN_ROWS:  # (the penalty of a sample's fit)
+            ridge = _ridge_penalty(*_normal_equations(X[:CHOSEN_ROWS],
+                                                      Z[:CHOSEN_ROWS], fit_intercept),
+                                   n, dual=n > CHOSEN_ROWS, chosen=True)
+        else:
+            ridge = _ridge_penalty(gram, right, centred, n, dual=n > m,
+                                   chosen=chosen)
+        if not (np.isfinite(ridge) and ridge > 0):
+            return None
+        W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
+    except np.linalg.LinAlgError:
+        return None
+    if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
+        W = np.asarray(X.T @ W)
+    return W
+
+
+def _normal_equations(X, Z, fit_intercept):
+    """``(gram, right, Z_c)`` of the centred ridge fit of Z (m x k) on X (m x n):
+    the primal X_c^T X_c and X_c^T Z_c, or, with fewer rows than features, the
+    dual's centred kernel X_c X_c^T and Z_c (Z_c: Z centred, with an intercept)."""
     m, n = X.shape
     if fit_intercept:
         Z = Z - Z.mean(axis=0)
@@ -106,22 +142,11 @@ def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
             mean += D.sum(axis=0) / m
         if fit_intercept:  # (Z is centred: X^T Z = X_c^T Z)
             gram -= m * np.outer(mean, mean)
-    else:
-        gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
-        if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
-            gram = (gram - gram.mean(axis=0) - gram.mean(axis=1)[:, None]
-                    + gram.mean())
-        right = Z
-    try:  # (X is checked for NaN by the trial loop, which reports it)
-        ridge = _ridge_penalty(gram, right, Z, n, dual=n > m, chosen=chosen)
-        if not (np.isfinite(ridge) and ridge > 0):
-            return None
-        W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
-    except np.linalg.LinAlgError:
-        return None
-    if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
-        W = np.asarray(X.T @ W)
-    return np.linalg.norm(W, ord=order, axis=0)
+        return gram, right, Z
+    gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
+    if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
+        gram = gram - gram.mean(axis=0) - gram.mean(axis=1)[:, None] + gram.mean()
+    return gram, Z, Z
 
 
 def _ridge_penalty(gram, right, Z, n, dual, chosen):
@@ -208,7 +233,7 @@ def range_check(psi, phi, X, Y, fit_intercept):
     kind = _weight_set(entry)
     m = min(X.shape[0], SCALE_ROWS)
     if (kind is None or (kind == "nonnegative" and PHI[phi].rowwise)
-            or X.shape[1] > RANGE_COLUMNS or m < 20):
+            or X.shape[1] > RANGE_COLUMNS or m < RANGE_MIN_ROWS):
         return
     D = (X[:m].toarray() if sp.issparse(X) else X[:m]).astype(np.float64, copy=False)
     Z = _activation_targets(phi, Y[:m])
