@@ -17,6 +17,7 @@ from sklearn.datasets import (
     load_diabetes,
     load_digits,
     load_iris,
+    load_linnerud,
     load_wine,
 )
 from sklearn.exceptions import ConvergenceWarning
@@ -108,6 +109,28 @@ def test_no_warning_where_weights_of_the_set_fit():
     model = GAClassifier("exp", "softmax", random_state=0)
     assert fit_warnings(model, X_iris, y_iris) == []
     assert model.score(X_iris, y_iris) > 0.9
+
+
+@pytest.mark.parametrize("psi", FIXED_SET)
+def test_the_check_scores_each_row_by_the_others_below_20_rows(psi):
+    # linnerud's 16-row training folds were below the 20 rows the check read:
+    # under phi="exp" the psi of a fixed set scored R^2 from -7400 to -3e8 in
+    # silence. Its first fold's nonnegative fits, each row held out, explain far
+    # less than fits of any sign.
+    X, Y = load_linnerud(return_X_y=True)
+    train, _ = next(KFold(5, shuffle=True, random_state=0).split(X))
+    X = StandardScaler().fit_transform(X[train])
+    model = GARegressor(psi, "exp", random_state=0)
+    (warning,) = fit_warnings(model, X, Y[train])
+    assert warning.filename == __file__ and f"psi={psi!r}" in str(warning.message)
+    # Where weights of the set fit, 12 rows say nothing.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 3))
+    positive = X @ [0.5, 0.3, 0.2] + rng.normal(0, 0.05, 12)
+    assert fit_warnings(GARegressor(psi, random_state=0), X, positive) == []
+    # Below RANGE_FEW_ROWS nothing is read, even where the weights need a sign.
+    assert fit_warnings(GARegressor(psi, random_state=0), X, -positive) != []
+    assert fit_warnings(GARegressor(psi, random_state=0), X[:7], -positive[:7]) == []
 
 
 def test_the_check_reads_no_data_of_many_columns(monkeypatch):
