@@ -90,12 +90,12 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
 
 def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
     """The ``order``-norm of each output's weights in the ridge fit of
-    :func:`auto_scale` (:func:`ridge_weights`); None where there is no fit."""
-    W = ridge_weights(X, Y, phi, fit_intercept, chosen)
+    :func:`auto_scale` (:func:`_ridge_weights`); None where there is no fit."""
+    W = _ridge_weights(X, Y, phi, fit_intercept, chosen)
     return None if W is None else np.linalg.norm(W, ord=order, axis=0)
 
 
-def ridge_weights(X, Y, phi, fit_intercept, chosen=False):
+def _ridge_weights(X, Y, phi, fit_intercept, chosen=False):
     """The weights (n x k) of the centred ridge fit of the activations of Y on the
     first ``SCALE_ROWS`` rows of X (:func:`auto_scale`; ``chosen``: with the
     penalty that :func:`_ridge_penalty` chooses); None where there is no fit."""
@@ -259,9 +259,8 @@ def range_check(psi, phi, X, Y, fit_intercept):
     the held-out rows (an optimistic reference, as the benchmarks' SGD grid is,
     for both alike). Nothing is checked for X of more than ``RANGE_COLUMNS``
     columns or fewer than ``RANGE_FEW_ROWS`` rows, and for nonnegative weights
-    under a phi of
-    rows (softmax), whose predictions do not change when the same vector is
-    added to every class's weights."""
+    under a phi of rows (softmax), whose predictions do not change when the
+    same vector is added to every class's weights."""
     entry = PSI[psi]
     kind = _weight_set(entry)
     m = min(X.shape[0], SCALE_ROWS)

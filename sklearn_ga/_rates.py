@@ -252,11 +252,11 @@ class TheoryRates(Rates):
                 UserWarning, stacklevel=_outside_level())
 
     def _check_growth(self, Y):
-        """Warn where the rule of EGU's or Burg's bound (weights of the size of the
-        largest target s, to the power k) bounds a row more than GROWTH_RATIO
-        times as at the start's weights of 1: the start then moves s^k times
-        slower than gradient descent at the start's curvature, and fit stops
-        (by tol) while the model is still far from the data."""
+        """Warn where the rule of EGU's or Burg's row bound (weights of the size
+        of the largest target s, to the power k: ``growth``) exceeds the bound
+        at the start's weights of 1 more than GROWTH_RATIO times: the rate is
+        then s^k times below what the start allows, and fit stops (by tol)
+        while the model is still far from the data."""
         top = max(float(np.max(np.abs(Y))), 1.0)
         if top**self.growth > GROWTH_RATIO:
             warnings.warn(
