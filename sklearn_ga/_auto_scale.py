@@ -90,15 +90,8 @@ def auto_scale(psi, phi, X, Y, fit_intercept):
 
 def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
     """The ``order``-norm of each output's weights in the ridge fit of
-    :func:`auto_scale` (:func:`_ridge_weights`); None where there is no fit."""
-    W = _ridge_weights(X, Y, phi, fit_intercept, chosen)
-    return None if W is None else np.linalg.norm(W, ord=order, axis=0)
-
-
-def _ridge_weights(X, Y, phi, fit_intercept, chosen=False):
-    """The weights (n x k) of the centred ridge fit of the activations of Y on the
-    first ``SCALE_ROWS`` rows of X (:func:`auto_scale`; ``chosen``: with the
-    penalty that :func:`_ridge_penalty` chooses); None where there is no fit."""
+    :func:`auto_scale` (``chosen``: with the penalty that :func:`_ridge_penalty`
+    chooses); None where there is no fit."""
     Z = _activation_targets(phi, Y[:SCALE_ROWS])
     # The first rows, in float64 (a float32 X's too: U is then the float64 copy's).
     if sp.issparse(X):  # (a view of the first rows: only float32 values copied)
@@ -125,7 +118,7 @@ def _ridge_weights(X, Y, phi, fit_intercept, chosen=False):
         return None
     if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
         W = np.asarray(X.T @ W)
-    return W
+    return np.linalg.norm(W, ord=order, axis=0)
 
 
 def _normal_equations(X, Z, fit_intercept):
