@@ -107,10 +107,11 @@ def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
         if chosen and n > m > CHOSEN_ROWS:  # (the penalty of a sample's fit)
             ridge = _ridge_penalty(*_normal_equations(X[:CHOSEN_ROWS],
                                                       Z[:CHOSEN_ROWS], fit_intercept),
-                                   n, dual=n > CHOSEN_ROWS, chosen=True)
+                                   n, dual=n > CHOSEN_ROWS, chosen=True,
+                                   intercept=fit_intercept)
         else:
             ridge = _ridge_penalty(gram, right, centred, n, dual=n > m,
-                                   chosen=chosen)
+                                   chosen=chosen, intercept=fit_intercept)
         if not (np.isfinite(ridge) and ridge > 0):
             return None
         W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
@@ -145,16 +146,19 @@ def _normal_equations(X, Z, fit_intercept):
     return gram, Z, Z
 
 
-def _ridge_penalty(gram, right, Z, n, dual, chosen):
+def _ridge_penalty(gram, right, Z, n, dual, chosen, intercept):
     """The penalty lambda of the centred ridge fit of Z (m x k) with normal
     equations ``(gram + lambda I) W = right`` (primal: gram = X_c^T X_c, right =
     X_c^T Z; ``dual``: the centred kernel X_c X_c^T and Z): ``SCALE_RIDGE`` times
     a centred column's mean squared norm (trace / n, n features), or, ``chosen``,
     the multiple of it in ``CHOSEN_RIDGES`` of least generalized cross-validation
     error ||(I - H) Z||^2 / (m - tr H)^2 (Golub, Heath and Wahba, Technometrics
-    1979), H the hat matrix, whose terms follow from gram's eigenvalues s and the
-    components p of Z on its eigenvectors (in rows' space): the part of ||Z||^2
-    outside them, plus sum_j p_j^2 (lambda / (s_j + lambda))^2."""
+    1979), H the hat matrix (with ``intercept``, that of the intercept too: its
+    trace one more than the centred fit's, which fewer rows than features
+    would otherwise let interpolate at m - tr H = 1), whose terms follow from
+    gram's eigenvalues s and the components p of Z on its eigenvectors (in
+    rows' space): the part of ||Z||^2 outside them, plus sum_j p_j^2
+    (lambda / (s_j + lambda))^2."""
     if not chosen:
         return SCALE_RIDGE * np.trace(gram) / n
     unit = np.trace(gram) / n
@@ -169,7 +173,7 @@ def _ridge_penalty(gram, right, Z, n, dual, chosen):
     ridges = CHOSEN_RIDGES * unit
     shrink = ridges[:, None] / (s + ridges[:, None])
     residual = np.sum(Z**2) - power.sum() + (shrink**2) @ power
-    error = residual / (Z.shape[0] - np.sum(1.0 - shrink, axis=1)) ** 2
+    error = residual / (Z.shape[0] - intercept - np.sum(1.0 - shrink, axis=1)) ** 2
     return float(ridges[np.argmin(error)])
 
 
@@ -210,15 +214,17 @@ def _nonnegative_fit(A, Z, sums=None, ridge=0.0):
                             strict=True)])
 
 
-def _candidates(kind, A, Z):
+def _candidates(kind, A, Z, intercept):
     """The weights that :func:`range_check` compares, fitted on the centred rows
     A (m x n) to Z: a list for weights of any sign and one for weights of the
-    set ``kind``; None where A is zero."""
+    set ``kind`` (``intercept``: A and Z are centred for one); None where A is
+    zero."""
     n = A.shape[1]
     gram, right = A.T @ A, A.T @ Z
     if not np.trace(gram) > 0:
         return None
-    ridge = _ridge_penalty(gram, right, Z, n, dual=False, chosen=True)
+    ridge = _ridge_penalty(gram, right, Z, n, dual=False, chosen=True,
+                           intercept=intercept)
     free = np.linalg.solve(gram + ridge * np.eye(n), right)
     norms = np.sum(np.abs(free), axis=0)
     blank = np.zeros((A.shape[0], 1))  # (a column that takes what the ball leaves)
@@ -276,7 +282,7 @@ def range_check(psi, phi, X, Y, fit_intercept):
             means = fit[0].mean(axis=0), fit[1].mean(axis=0)
             fit = fit[0] - means[0], fit[1] - means[1]
             held = held[0] - means[0], held[1] - means[1]
-        candidates = _candidates(kind, *fit)
+        candidates = _candidates(kind, *fit, fit_intercept)
         if candidates is None:
             return
         errors = errors + np.array([np.sum((held[0] @ W - held[1]) ** 2, axis=0)

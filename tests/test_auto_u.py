@@ -19,11 +19,11 @@ def sparse_target(m=600, n=40, scale=1.0, seed=0):
 
 
 def gcv_error(X, Z, alpha):
-    """Generalized cross-validation error of the centred ridge fit of Z on X,
-    from the explicit hat matrix (Golub, Heath and Wahba 1979)."""
+    """Generalized cross-validation error of the ridge fit of Z on X with an
+    intercept, from the explicit hat matrix (Golub, Heath and Wahba 1979)."""
     centred = X - X.mean(axis=0)
     hat = centred @ np.linalg.solve(centred.T @ centred + alpha * np.eye(X.shape[1]),
-                                    centred.T)
+                                    centred.T) + 1.0 / X.shape[0]  # (the intercept's)
     residual = (np.eye(X.shape[0]) - hat) @ (Z - Z.mean(axis=0))
     return np.sum(residual**2) / (X.shape[0] - np.trace(hat)) ** 2
 
