@@ -28,6 +28,10 @@ partial_fit call" rows (50 calls of 1000 CSR rows, 2^18 features, 50 nonzeros pe
 row, from a fresh model at eta=0.01): the time per call, best of 5 in one run,
 against the same calls with U=1 given; the sphere's GCV penalty chosen on every
 row of the first call (before) and on its first CHOSEN_ROWS (now).
+
+``--wide``: the sphere's U="auto" on wide dense rows (1000 rows of 1200 to 3000
+Gaussian features, five targets): R^2 on 1000 more rows with the penalty that
+GCV chooses on every row and on the first 256 or 512.
 """
 
 import itertools
@@ -268,8 +272,41 @@ def cost():
               f"{best[psi, name] / best[psi, 'U=1 given']:.2f} |")
 
 
+# The wide data sets: features, the weights' size, the noise, relevant features.
+WIDE = [(1500, 0.05, 1.0, 1500), (3000, 0.05, 1.0, 3000), (2000, 1.0, 1.0, 10),
+        (2000, 0.3, 3.0, 50), (1200, 0.1, 0.5, 1200)]
+
+
+def wide():
+    """The sphere's held-out R^2 on wide rows (see the docstring)."""
+    rng = np.random.default_rng(1)
+    chosen = _auto_scale.CHOSEN_ROWS
+    print("\n| features, weights, noise | GCV on every row | 256 rows | 512 rows |")
+    print("|---|---|---|---|")
+    try:
+        for n, size, noise, relevant in WIDE:
+            X = rng.normal(size=(2000, n))
+            w = np.zeros(n)
+            w[:relevant] = size * rng.normal(size=relevant)
+            y = X @ w + noise * rng.normal(size=2000)
+            cells = []
+            for rows in (1000, 256, 512):
+                _auto_scale.CHOSEN_ROWS = rows
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    model = GARegressor("sphere", random_state=0, max_iter=30).fit(
+                        X[:1000], y[:1000])
+                cells.append(f"{model.score(X[1000:], y[1000:]):.3f}")
+            print(f"| {n}, {relevant} of N(0, {size}^2), {noise} | "
+                  + " | ".join(cells) + " |", flush=True)
+    finally:
+        _auto_scale.CHOSEN_ROWS = chosen
+
+
 if __name__ == "__main__":
-    if "--cost" in sys.argv:
+    if "--wide" in sys.argv:
+        wide()
+    elif "--cost" in sys.argv:
         cost()
     elif "--candidates" in sys.argv:
         candidates()
