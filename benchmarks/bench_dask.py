@@ -19,6 +19,8 @@ same rate in both). The streams are persisted as dask arrays, as data read for
 several passes are held.
 """
 
+import functools
+import itertools
 import os
 import warnings
 
@@ -119,6 +121,32 @@ def _rounds(client, make, m, n, layout, rounds, placements):
         yield stream
 
 
+def pass_floor(placement, learners=2):
+    """The least time of a pass, in partitions learned, where no partition moves:
+    each learner takes its contiguous share of ``placement`` (the partitions'
+    workers, in order) in order, each partition on its worker, which learns one
+    at a time (1 thread); the best of all schedules (dynamic programming over the
+    learners' positions). ``Incremental`` takes ``len(placement)``."""
+    size = len(placement) // learners
+    shares = [placement[i * size:(i + 1) * size] for i in range(learners)]
+
+    @functools.cache
+    def least(positions):
+        live = [c for c in range(learners) if positions[c] < size]
+        if not live:
+            return 0
+        steps = []
+        for chosen in itertools.chain.from_iterable(
+                itertools.combinations(live, r) for r in range(1, len(live) + 1)):
+            workers = [shares[c][positions[c]] for c in chosen]
+            if len(set(workers)) == len(workers):  # (one partition a worker)
+                steps.append(1 + least(tuple(
+                    p + (c in chosen) for c, p in enumerate(positions))))
+        return min(steps)
+
+    return least((0,) * learners)
+
+
 def _compare(case, streams, estimator):
     """Time both wrappers on each of ``streams``, A/B in turn, the best of each;
     report the ratio and the holdout losses (of the last round)."""
@@ -174,9 +202,12 @@ def cases():
                 for psi, estimator in zip(("GD", "EG±"), models, strict=True):
                     _compare(f"{psi} {shape}", _rounds(
                         client, make, m, n, layout, rounds, placements), estimator)
-                print(f"| 9. {shape}: the partitions' workers (A, B) | "
-                      f"{', '.join(dict.fromkeys(placements))} | - | - | - | - |",
-                      flush=True)
+                floors = ", ".join(
+                    f"{placement} ({pass_floor(placement) / PARTITIONS:.3f})"
+                    for placement in dict.fromkeys(placements))
+                print(f"| 9. {shape}: the partitions' workers (A, B), and in "
+                      f"brackets the least time / Incremental's if no partition "
+                      f"moves (pass_floor) | {floors} | - | - | - | - |", flush=True)
 
 
 if __name__ == "__main__":

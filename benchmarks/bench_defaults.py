@@ -22,15 +22,26 @@ refused the data. BENCH_SCALE < 1 learns a sample of each data set's rows.
 
 ``--candidates``: the rates of fit's later epochs measured against each other (EG±
 on digits), the table of doc/user_guide/defaults.rst that chose them.
+
+``--cost``: what U="auto" costs on wide rows, as bench_online.py's "1000-row CSR
+partial_fit call" rows (50 calls of 1000 CSR rows, 2^18 features, 50 nonzeros per
+row, from a fresh model at eta=0.01): the time per call, best of 5 in one run,
+against the same calls with U=1 given; the sphere's GCV penalty chosen on every
+row of the first call (before) and on its first CHOSEN_ROWS (now).
+
+``--wide``: the sphere's U="auto" on wide dense rows (1000 rows of 1200 to 3000
+Gaussian features, five targets): R^2 on 1000 more rows with the penalty that
+GCV chooses on every row and on the first 256 or 512.
 """
 
 import itertools
 import re
 import sys
+import time
 import warnings
 
 import numpy as np
-from _timing import SCALE
+from _timing import SCALE, sparse_data
 from sklearn.datasets import (
     load_breast_cancer,
     load_diabetes,
@@ -53,6 +64,7 @@ from sklearn_ga import (
     GAClassifierCV,
     GARegressor,
     GARegressorCV,
+    _auto_scale,
     _rates,
 )
 
@@ -230,8 +242,73 @@ def candidates():
         _rates.ROW_QUANTILE = chosen
 
 
+def cost():
+    """The time per 1000-row CSR partial_fit call of each U (see the docstring)."""
+    X, y = sparse_data(50_000, 2**18, 50)
+    batches = [(X[s:s + 1000], y[s:s + 1000]) for s in range(0, X.shape[0], 1000)]
+    chosen = _auto_scale.CHOSEN_ROWS
+    variants = {("sphere", "GCV on every row (before)"): (X.shape[0], "auto"),
+                ("sphere", f"GCV on {chosen} rows (now)"): (chosen, "auto"),
+                ("sphere", "U=1 given"): (chosen, 1.0),
+                ("eg_pm", "U='auto'"): (chosen, "auto"),
+                ("eg_pm", "U=1 given"): (chosen, 1.0)}
+    best = dict.fromkeys(variants, np.inf)
+    try:
+        for _ in range(5):
+            for (psi, name), (rows, U) in variants.items():
+                _auto_scale.CHOSEN_ROWS = rows
+                start = time.perf_counter()
+                model = GARegressor(psi=psi, eta=0.01, U=U)
+                for X_batch, y_batch in batches:
+                    model.partial_fit(X_batch, y_batch)
+                best[psi, name] = min(best[psi, name],
+                                      (time.perf_counter() - start) / len(batches))
+    finally:
+        _auto_scale.CHOSEN_ROWS = chosen
+    print("\n| 1000-row CSR partial_fit call, n=2^18 | ms per call | U=1's = 1 |")
+    print("|---|---|---|")
+    for psi, name in variants:
+        print(f"| psi={psi}, {name} | {best[psi, name] * 1e3:.2f} | "
+              f"{best[psi, name] / best[psi, 'U=1 given']:.2f} |")
+
+
+# The wide data sets: features, the weights' size, the noise, relevant features.
+WIDE = [(1500, 0.05, 1.0, 1500), (3000, 0.05, 1.0, 3000), (2000, 1.0, 1.0, 10),
+        (2000, 0.3, 3.0, 50), (1200, 0.1, 0.5, 1200)]
+
+
+def wide():
+    """The sphere's held-out R^2 on wide rows (see the docstring)."""
+    rng = np.random.default_rng(1)
+    chosen = _auto_scale.CHOSEN_ROWS
+    print("\n| features, weights, noise | GCV on every row | 256 rows | 512 rows |")
+    print("|---|---|---|---|")
+    try:
+        for n, size, noise, relevant in WIDE:
+            X = rng.normal(size=(2000, n))
+            w = np.zeros(n)
+            w[:relevant] = size * rng.normal(size=relevant)
+            y = X @ w + noise * rng.normal(size=2000)
+            cells = []
+            for rows in (1000, 256, 512):
+                _auto_scale.CHOSEN_ROWS = rows
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    model = GARegressor("sphere", random_state=0, max_iter=30).fit(
+                        X[:1000], y[:1000])
+                cells.append(f"{model.score(X[1000:], y[1000:]):.3f}")
+            print(f"| {n}, {relevant} of N(0, {size}^2), {noise} | "
+                  + " | ".join(cells) + " |", flush=True)
+    finally:
+        _auto_scale.CHOSEN_ROWS = chosen
+
+
 if __name__ == "__main__":
-    if "--candidates" in sys.argv:
+    if "--wide" in sys.argv:
+        wide()
+    elif "--cost" in sys.argv:
+        cost()
+    elif "--candidates" in sys.argv:
         candidates()
     else:
         cases(every="--all" in sys.argv)

@@ -29,12 +29,20 @@ SCALE_EDGE = 4.0
 # sign) tries these multiples of a centred column's mean squared norm and keeps the
 # one of least generalized cross-validation error (_ridge_penalty).
 CHOSEN_RIDGES = 10.0 ** np.arange(-4.0, 2.25, 0.5)
+# Where the fit takes the dual of more than CHOSEN_ROWS rows (wide rows), the
+# penalty is chosen on its first CHOSEN_ROWS rows: the eigendecomposition that GCV
+# takes costs the cube of their number, many times the fit's own solve.
+CHOSEN_ROWS = 256
 # The check of a psi of nonnegative weights reads data of at most RANGE_COLUMNS
 # columns, and warns where, for some output, the best such weights explain
 # RANGE_GAP less than weights of any sign (held-out R^2; see range_check): the
 # margin of R^2 that benchmarks/bench_defaults.py allows a default below SGD's.
 RANGE_COLUMNS = 256
 RANGE_GAP = 0.03
+# Below RANGE_MIN_ROWS rows the check scores each row by the fit of the others,
+# and below RANGE_FEW_ROWS it reads nothing.
+RANGE_MIN_ROWS = 20
+RANGE_FEW_ROWS = 8
 RANGE_RADII = (1.0, 0.5, 0.25)
 # U="auto" of a psi whose weights have the norm U (the sphere) warns where an
 # output's ridge fit has a norm below RADIUS_SPREAD times the largest (U_).
@@ -94,6 +102,31 @@ def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
     else:
         X = X[:SCALE_ROWS].astype(np.float64, copy=False)
     m, n = X.shape
+    gram, right, centred = _normal_equations(X, Z, fit_intercept)
+    try:  # (X is checked for NaN by the trial loop, which reports it)
+        if chosen and n > m > CHOSEN_ROWS:  # (the penalty of a sample's fit)
+            ridge = _ridge_penalty(*_normal_equations(X[:CHOSEN_ROWS],
+                                                      Z[:CHOSEN_ROWS], fit_intercept),
+                                   n, dual=n > CHOSEN_ROWS, chosen=True,
+                                   intercept=fit_intercept)
+        else:
+            ridge = _ridge_penalty(gram, right, centred, n, dual=n > m,
+                                   chosen=chosen, intercept=fit_intercept)
+        if not (np.isfinite(ridge) and ridge > 0):
+            return None
+        W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
+    except np.linalg.LinAlgError:
+        return None
+    if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
+        W = np.asarray(X.T @ W)
+    return np.linalg.norm(W, ord=order, axis=0)
+
+
+def _normal_equations(X, Z, fit_intercept):
+    """``(gram, right, Z_c)`` of the centred ridge fit of Z (m x k) on X (m x n):
+    the primal X_c^T X_c and X_c^T Z_c, or, with fewer rows than features, the
+    dual's centred kernel X_c X_c^T and Z_c (Z_c: Z centred, with an intercept)."""
+    m, n = X.shape
     if fit_intercept:
         Z = Z - Z.mean(axis=0)
     if n <= m:  # (X^T X - m mu mu^T, summed over blocks of rows made dense)
@@ -106,34 +139,26 @@ def _ridge_norms(X, Y, phi, fit_intercept, order, chosen):
             mean += D.sum(axis=0) / m
         if fit_intercept:  # (Z is centred: X^T Z = X_c^T Z)
             gram -= m * np.outer(mean, mean)
-    else:
-        gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
-        if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
-            gram = (gram - gram.mean(axis=0) - gram.mean(axis=1)[:, None]
-                    + gram.mean())
-        right = Z
-    try:  # (X is checked for NaN by the trial loop, which reports it)
-        ridge = _ridge_penalty(gram, right, Z, n, dual=n > m, chosen=chosen)
-        if not (np.isfinite(ridge) and ridge > 0):
-            return None
-        W = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), right)
-    except np.linalg.LinAlgError:
-        return None
-    if n > m:  # (sum_i alpha_i = 0 with centring: X_c^T alpha = X^T alpha)
-        W = np.asarray(X.T @ W)
-    return np.linalg.norm(W, ord=order, axis=0)
+        return gram, right, Z
+    gram = np.asarray((X @ X.T).todense() if sp.issparse(X) else X @ X.T)
+    if fit_intercept:  # (H K H, H = I - 1 1^T / m: the kernel of centred rows)
+        gram = gram - gram.mean(axis=0) - gram.mean(axis=1)[:, None] + gram.mean()
+    return gram, Z, Z
 
 
-def _ridge_penalty(gram, right, Z, n, dual, chosen):
+def _ridge_penalty(gram, right, Z, n, dual, chosen, intercept):
     """The penalty lambda of the centred ridge fit of Z (m x k) with normal
     equations ``(gram + lambda I) W = right`` (primal: gram = X_c^T X_c, right =
     X_c^T Z; ``dual``: the centred kernel X_c X_c^T and Z): ``SCALE_RIDGE`` times
     a centred column's mean squared norm (trace / n, n features), or, ``chosen``,
     the multiple of it in ``CHOSEN_RIDGES`` of least generalized cross-validation
     error ||(I - H) Z||^2 / (m - tr H)^2 (Golub, Heath and Wahba, Technometrics
-    1979), H the hat matrix, whose terms follow from gram's eigenvalues s and the
-    components p of Z on its eigenvectors (in rows' space): the part of ||Z||^2
-    outside them, plus sum_j p_j^2 (lambda / (s_j + lambda))^2."""
+    1979), H the hat matrix (with ``intercept``, that of the intercept too: its
+    trace one more than the centred fit's, which fewer rows than features
+    would otherwise let interpolate at m - tr H = 1), whose terms follow from
+    gram's eigenvalues s and the components p of Z on its eigenvectors (in
+    rows' space): the part of ||Z||^2 outside them, plus sum_j p_j^2
+    (lambda / (s_j + lambda))^2."""
     if not chosen:
         return SCALE_RIDGE * np.trace(gram) / n
     unit = np.trace(gram) / n
@@ -148,7 +173,7 @@ def _ridge_penalty(gram, right, Z, n, dual, chosen):
     ridges = CHOSEN_RIDGES * unit
     shrink = ridges[:, None] / (s + ridges[:, None])
     residual = np.sum(Z**2) - power.sum() + (shrink**2) @ power
-    error = residual / (Z.shape[0] - np.sum(1.0 - shrink, axis=1)) ** 2
+    error = residual / (Z.shape[0] - intercept - np.sum(1.0 - shrink, axis=1)) ** 2
     return float(ridges[np.argmin(error)])
 
 
@@ -189,66 +214,83 @@ def _nonnegative_fit(A, Z, sums=None, ridge=0.0):
                             strict=True)])
 
 
+def _candidates(kind, A, Z, intercept):
+    """The weights that :func:`range_check` compares, fitted on the centred rows
+    A (m x n) to Z: a list for weights of any sign and one for weights of the
+    set ``kind`` (``intercept``: A and Z are centred for one); None where A is
+    zero."""
+    n = A.shape[1]
+    gram, right = A.T @ A, A.T @ Z
+    if not np.trace(gram) > 0:
+        return None
+    ridge = _ridge_penalty(gram, right, Z, n, dual=False, chosen=True,
+                           intercept=intercept)
+    free = np.linalg.solve(gram + ridge * np.eye(n), right)
+    norms = np.sum(np.abs(free), axis=0)
+    blank = np.zeros((A.shape[0], 1))  # (a column that takes what the ball leaves)
+    # Each side regularized alike: a ridge fit (of the penalty GCV chooses) and
+    # the best weights in l1 balls of RANGE_RADII times its l1 norm (EG±'s
+    # comparators, HKW Theorem 2, which a sparse target needs where the rows are
+    # few for the ridge fit): for weights of any sign, the nonnegative weights of
+    # (x, -x, 0) of that sum; for nonnegative weights, those of (x, 0).
+    free = [free] + [
+        W[:n] - W[n:2 * n] for W in (
+            _nonnegative_fit(np.hstack([A, -A, blank]), Z, radius * norms)
+            for radius in RANGE_RADII)]
+    if kind == "unit sum":
+        return free, [_nonnegative_fit(A, Z, np.ones(Z.shape[1]))]
+    return free, [_nonnegative_fit(A, Z, ridge=ridge)] + [
+        _nonnegative_fit(np.hstack([A, blank]), Z, radius * norms)[:n]
+        for radius in RANGE_RADII]
+
+
 def range_check(psi, phi, X, Y, fit_intercept):
     """Warn if the weights that psi can learn fit the first rows worse than
     weights of any sign: for some output, the best of them explains
     ``RANGE_GAP`` less than the best weights of any sign, each fitted on the
     even rows of the first ``SCALE_ROWS`` and scored (R^2 of the activations
-    phi^-1(Y)) on the odd ones, where weights of any sign explain more than 0.1.
+    phi^-1(Y)) on the odd ones, where weights of any sign explain more than 0.1;
+    below ``RANGE_MIN_ROWS`` rows, each row scored by the fit of the others.
     The candidates of either side: a ridge fit (its penalty chosen as in
     :func:`_ridge_penalty`; nonnegative weights at the same penalty) and the
     best weights in l1 balls of ``RANGE_RADII`` times its l1 norm; on the
     simplex, the best weights summing to 1. The best of each side is chosen on
     the held-out rows (an optimistic reference, as the benchmarks' SGD grid is,
     for both alike). Nothing is checked for X of more than ``RANGE_COLUMNS``
-    columns or fewer than 20 rows, and for nonnegative weights under a phi of
-    rows (softmax), whose predictions do not change when the same vector is
-    added to every class's weights."""
+    columns or fewer than ``RANGE_FEW_ROWS`` rows, and for nonnegative weights
+    under a phi of rows (softmax), whose predictions do not change when the
+    same vector is added to every class's weights."""
     entry = PSI[psi]
     kind = _weight_set(entry)
     m = min(X.shape[0], SCALE_ROWS)
     if (kind is None or (kind == "nonnegative" and PHI[phi].rowwise)
-            or X.shape[1] > RANGE_COLUMNS or m < 20):
+            or X.shape[1] > RANGE_COLUMNS or m < RANGE_FEW_ROWS):
         return
     D = (X[:m].toarray() if sp.issparse(X) else X[:m]).astype(np.float64, copy=False)
     Z = _activation_targets(phi, Y[:m])
     if not (np.all(np.isfinite(D)) and np.all(np.isfinite(Z))):
         return  # (the trial loop reports what is not finite)
-    fit, held = (D[0::2], Z[0::2]), (D[1::2], Z[1::2])
-    if fit_intercept:  # (centred at the fitted rows' means: the intercept's part)
-        means = fit[0].mean(axis=0), fit[1].mean(axis=0)
-        fit = fit[0] - means[0], fit[1] - means[1]
-        held = held[0] - means[0], held[1] - means[1]
-    A, n = fit[0], D.shape[1]
-    gram, right = A.T @ A, A.T @ fit[1]
-    total = np.sum(held[1] ** 2, axis=0)
-    if not np.trace(gram) > 0:
-        return
-    total[total <= 0] = np.inf  # (an output constant on the odd rows: no gap)
-    ridge = _ridge_penalty(gram, right, fit[1], n, dual=False, chosen=True)
-    free = np.linalg.solve(gram + ridge * np.eye(n), right)
-    norms = np.sum(np.abs(free), axis=0)
-    blank = np.zeros((A.shape[0], 1))  # (a column that takes what the ball leaves)
-
-    def explained(W):
-        return 1.0 - np.sum((held[0] @ W - held[1]) ** 2, axis=0) / total
-
-    # Each side regularized alike: a ridge fit (of the penalty GCV chooses) and
-    # the best weights in l1 balls of RANGE_RADII times its l1 norm (EG±'s
-    # comparators, HKW Theorem 2, which a sparse target needs where the rows are
-    # few for the ridge fit): for weights of any sign, the nonnegative weights of
-    # (x, -x, 0) of that sum; for nonnegative weights, those of (x, 0).
-    free = [explained(free)] + [
-        explained(W[:n] - W[n:2 * n]) for W in (
-            _nonnegative_fit(np.hstack([A, -A, blank]), fit[1], radius * norms)
-            for radius in RANGE_RADII)]
-    if kind == "unit sum":
-        bounded = [explained(_nonnegative_fit(A, fit[1], np.ones(Z.shape[1])))]
-    else:
-        bounded = [explained(_nonnegative_fit(A, fit[1], ridge=ridge))] + [
-            explained(_nonnegative_fit(np.hstack([A, blank]), fit[1],
-                                       radius * norms)[:n])
-            for radius in RANGE_RADII]
+    # Fitted on the even rows, scored on the odd ones; with fewer than
+    # RANGE_MIN_ROWS, each row scored by the fit of the others (leave-one-out).
+    rows = np.arange(m)
+    splits = ([(rows[0::2], rows[1::2])] if m >= RANGE_MIN_ROWS
+              else [(np.delete(rows, i), rows[i:i + 1]) for i in rows])
+    errors, total = 0.0, 0.0
+    for fitted, scored in splits:
+        fit, held = (D[fitted], Z[fitted]), (D[scored], Z[scored])
+        if fit_intercept:  # (centred at the fitted rows' means: the intercept's)
+            means = fit[0].mean(axis=0), fit[1].mean(axis=0)
+            fit = fit[0] - means[0], fit[1] - means[1]
+            held = held[0] - means[0], held[1] - means[1]
+        candidates = _candidates(kind, *fit, fit_intercept)
+        if candidates is None:
+            return
+        errors = errors + np.array([np.sum((held[0] @ W - held[1]) ** 2, axis=0)
+                                    for W in candidates[0] + candidates[1]])
+        total = total + np.sum(held[1] ** 2, axis=0)
+    total[total <= 0] = np.inf  # (an output constant on the scored rows: no gap)
+    explained = 1.0 - errors / total
+    free, bounded = explained[:len(candidates[0])], explained[len(candidates[0]):]
     free, bounded = np.max(free, axis=0), np.max(bounded, axis=0)
     gaps = np.where(free > 0.1, free - bounded, -np.inf)
     worst = int(np.argmax(gaps))

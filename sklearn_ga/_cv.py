@@ -55,72 +55,21 @@ class GARegressorCV(RegressorMixin, SearchGA):
     Parameters
     ----------
     psi : [psi choices], default="identity"
-        Parameterization function (see :class:`GARegressor`; the sphere's radius
-        is 1).
+        Parameterization function (see :class:`GARegressor`).
     phi : [regression phi choices], default="identity"
         Transfer function (see :class:`GARegressor`).
-    etas : int or array-like of float, default=9
-        Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``, for
-        ``psi="eg_pm"`` divided by U^2 at each U (HKW Theorem 2's rate scales as
-        1 / U^2, which the intercepts, gradient-descent weights, do not take: they
-        learn at the rate given).
-    Us : array-like of float or "auto", default="auto"
-        Scales to try: EG±'s (``psi="eg_pm"``) or the sphere's radius
-        (``psi="sphere"``); ignored by the other ``psi``. ``"auto"``: for EG±,
-        1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
-        :class:`GARegressor` chooses from the first call's data; for the
-        sphere, that radius alone (its weights keep the norm U).
-    p : float, default=2.0
-        Exponent of ``psi="pnorm"``, >= 2.
-    fit_intercept : bool, default=True
-        Whether to learn intercepts.
+    [search grid parameters]
     cv : None, int, cross-validation generator or iterable, default=None
         ``None`` selects by progressive validation. Otherwise the configuration
         with the least mean held-out matching loss over these folds is selected
         (each fold costs one more lock-step pass over its training rows) and
         finished on all the data; :meth:`partial_fit` is not available (k-fold
         needs the whole data set).
-    n_jobs : int, default=None
-        Number of threads that learn the grid, each a share of the configurations
-        on the same chunks of rows (the compiled loops run without the GIL).
-        ``None`` means 1 unless in a :func:`joblib.parallel_config` context;
-        ``-1`` means all processors. The results do not depend on it.
-    max_iter : int, default=1000
-        The most epochs of the finishing ``fit`` (see above); 1: no finishing.
-    tol : float or None, default=1e-3
-        The finishing ``fit``'s ``tol`` (see :class:`GARegressor`).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the finishing ``fit``'s shuffling.
+    [search run parameters]
 
     Attributes
     ----------
-    eta_, U_ : float
-        The selected learning rate and scale (``U_`` is 1.0 unless psi="eg_pm").
-    coef_, intercept_, theta_ : ndarray
-        The selected configuration's weights, intercepts and parameters.
-    cumulative_loss_ : float
-        The selected configuration's cumulative on-line matching loss.
-    t_ : int
-        Number of trials seen.
-    n_iter_ : int
-        1 for the grid's pass, plus the epochs of the finishing ``fit``.
-    cv_results_ : dict of ndarray
-        ``params``, ``param_eta``, ``param_U``, ``progressive_loss`` (per
-        configuration; ``inf`` if it diverged), ``mean_test_loss`` (the selection
-        criterion; ``inf`` if the configuration diverged in a fold or in the pass
-        over all the data) and ``rank_test_loss``.
-    best_index_ : int
-        Index of the selected configuration in ``cv_results_``.
-    thetas_, intercepts_, progressive_loss_ : ndarray
-        The state of every configuration, held by the estimator's grid for
-        :meth:`partial_fit`: read-only views (``theta_`` and ``intercept_`` are
-        rows of the first two until ``fit`` finishes the selected
-        configuration), updated in place by later calls; assign new arrays to
-        start from other parameters or losses.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string feature names.
+    [search attributes]
 
     See Also
     --------
@@ -266,40 +215,15 @@ class GAClassifierCV(ClassifierMixin, SearchGA):
     Parameters
     ----------
     psi : [psi choices], default="identity"
-        Parameterization function (see :class:`GARegressor`; the sphere's radius
-        is 1).
+        Parameterization function (see :class:`GARegressor`).
     phi : [classification phi choices], default="logistic"
         Transfer function (see :class:`GAClassifier`).
-    etas : int or array-like of float, default=9
-        Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``, for
-        ``psi="eg_pm"`` divided by U^2 at each U (HKW Theorem 2's rate scales as
-        1 / U^2, which the intercepts, gradient-descent weights, do not take: they
-        learn at the rate given).
-    Us : array-like of float or "auto", default="auto"
-        Scales to try: EG±'s (``psi="eg_pm"``) or the sphere's radius
-        (``psi="sphere"``); ignored by the other ``psi``. ``"auto"``: for EG±,
-        1/4, 1 and 4 times the ``U_`` that ``U="auto"`` of
-        :class:`GARegressor` chooses from the first call's data; for the
-        sphere, that radius alone (its weights keep the norm U).
-    p : float, default=2.0
-        Exponent of ``psi="pnorm"``, >= 2.
-    fit_intercept : bool, default=True
-        Whether to learn intercepts.
+    [search grid parameters]
     cv : None, int, cross-validation generator or iterable, default=None
         ``None`` selects by progressive validation; otherwise by the mean held-out
         matching loss over these folds (stratified for an int, as in
         ``GridSearchCV``; see :class:`GARegressorCV`).
-    n_jobs : int, default=None
-        Number of threads that learn the grid, each a share of the configurations
-        on the same chunks of rows (the compiled loops run without the GIL).
-        ``None`` means 1 unless in a :func:`joblib.parallel_config` context;
-        ``-1`` means all processors. The results do not depend on it.
-    max_iter : int, default=1000
-        The most epochs of the finishing ``fit`` (see above); 1: no finishing.
-    tol : float or None, default=1e-3
-        The finishing ``fit``'s ``tol`` (see :class:`GARegressor`).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the finishing ``fit``'s shuffling.
+    [search run parameters]
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes (see :class:`GAClassifier`): a multiplier of each
         trial's step, as a sample weight, which also weighs the losses that select
@@ -310,31 +234,7 @@ class GAClassifierCV(ClassifierMixin, SearchGA):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    eta_, U_ : float
-        The selected learning rate and scale.
-    coef_, intercept_, theta_ : ndarray
-        The selected configuration's weights, intercepts and parameters.
-    cumulative_loss_ : float
-        The selected configuration's cumulative on-line matching loss.
-    t_ : int
-        Number of trials seen.
-    n_iter_ : int
-        1 for the grid's pass, plus the epochs of the finishing ``fit``.
-    cv_results_ : dict of ndarray
-        Per configuration: ``params``, ``param_eta``, ``param_U``,
-        ``progressive_loss``, ``mean_test_loss`` and ``rank_test_loss``.
-    best_index_ : int
-        Index of the selected configuration in ``cv_results_``.
-    thetas_, intercepts_, progressive_loss_ : ndarray
-        The state of every configuration, held by the estimator's grid for
-        :meth:`partial_fit`: read-only views (``theta_`` and ``intercept_`` are
-        rows of the first two until ``fit`` finishes the selected
-        configuration), updated in place by later calls; assign new arrays to
-        start from other parameters or losses.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string feature names.
+    [search attributes]
 
     See Also
     --------

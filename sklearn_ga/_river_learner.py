@@ -300,8 +300,6 @@ class _Learner(_Rates):
             x = _as_dict(x)
         if w != 1.0:
             w = self._sample_weight(w)
-        if self._tuning:
-            self._start_row()
         if self._rowwise:
             if y not in self._classes:
                 return self._learn_new_class(x, y, w)
@@ -315,9 +313,15 @@ class _Learner(_Rates):
             self._take_in(_canonical(name for name in x if name not in self._features))
             self._count(1, 0.0)
             return
-        sums = rows.learn(x, self._features, target, *(
-            self._trial_rates() if self._tuning else self._rates), self._run.t,
-            self._run.cumulative_loss, self._run.initial_loss, w)
+        tuning = self._tuning_of_rows()
+        sums = rows.learn(x, self._features, target, *self._rates, self._run.t,
+                          self._run.cumulative_loss, self._run.initial_loss, w, -1,
+                          tuning)
+        if tuning is not None:
+            if type(sums) is tuple:
+                self._pending = rows.last_rates
+            else:
+                self._start_row()  # (eq. 31's R of the paths below: _trial_rates)
         if type(sums) is tuple or (sums is None and self._eta() == "theory" and type(
                 sums := self._lowered(x, target, w)) is tuple):
             self._run.t += 1
@@ -488,17 +492,19 @@ class _Learner(_Rates):
         done = 0
         while done < m:
             end = done + min(m - done, self._next_check - self._run.t)  # (inf: m)
-            rates = self._rates
-            if self._tuning:  # (eq. 31's rate follows each row's loss: a row a call)
-                end = done + 1
-                self._start_row(held if done == 0 else None)
-                rates = self._trial_rates()
+            # (Eq. 31's rate follows each row's loss, in the compiled rows.)
+            tuning = self._tuning_of_rows(held if done == 0 else None)
             trials, total, initial = self._rows.learn_rows(
-                values[done:end], columns, Y[done:end], weights[done:end], *rates,
-                self._run.t, self._run.cumulative_loss, self._run.initial_loss,
-                len(self._features), first if done == 0 else -1)
+                values[done:end], columns, Y[done:end], weights[done:end],
+                *self._rates, self._run.t, self._run.cumulative_loss,
+                self._run.initial_loss, len(self._features),
+                first if done == 0 else -1, tuning)
             self._run.t += trials
             self._run.cumulative_loss, self._run.initial_loss = total, initial
+            if tuning is not None and trials:
+                self._last_rates = self._pending = self._rows.last_rates
+            if tuning is not None and done + trials < end:
+                self._start_row(held if done + trials == 0 else None)
             done += trials
             if done < end:  # (the general path learns it, or says what failed)
                 self._target[:] = Y[done]

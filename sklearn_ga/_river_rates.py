@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from ._base import PRESS
 from ._kernel import canonical_order as _canonical
+from ._kernel import tuned_rates
 from ._psi import PSI
 from ._rates import TheoryRates
 
@@ -62,27 +63,40 @@ class _Rates:
         TheoryRates). A doubling of ``U_`` starts a new phase of the doubling
         scheme, a run of its own in its bound (doc/user_guide/theory.rst): K
         counts the loss since, and the rates may start again from the theory
-        rate at the new U."""
+        rate at the new U. Computed by the kernel's ``tuned_rates``, the
+        formula that ``learn_many``'s compiled rows run too."""
         eta, intercept_eta = self._rates if base is None else base
         if not self._tuning:
             return eta, intercept_eta
-        loss = self._run.cumulative_loss - self._phase_loss
-        if loss > 0.0:
-            reach, b = self._row_reach
-            if b:
-                reach += b * b * eta / (2.0 * intercept_eta)
-            f = 2.0 / (1.0 + (1.0 + 2.0 * eta * loss / reach) ** 0.5)
-            eta, intercept_eta = eta * f, intercept_eta * f
-        last_eta, last_intercept_eta = self._last_rates
-        self._pending = (eta if eta < last_eta else last_eta,
-                         intercept_eta if intercept_eta < last_intercept_eta
-                         else last_intercept_eta)
+        reach, b = self._row_reach
+        self._pending = tuned_rates(eta, intercept_eta,
+                                    self._run.cumulative_loss - self._phase_loss,
+                                    reach, b, *self._last_rates)
         return self._pending
+
+    def _tuning_of_rows(self, held=None):
+        """The ``tuning`` of ``DictRows.learn`` and ``learn_rows`` (eq. 31's rate,
+        :meth:`_trial_rates`, in the compiled rows) from the next row on: None
+        for untuned rates; R of the first row of the call for ``held`` features
+        (those held before a frame, at its first row; None: all), R of the
+        others."""
+        if not self._tuning:
+            return None
+        divergence = self._divergence()
+        return (self._phase_loss, divergence if held is None
+                else self._divergence(held), divergence, *self._last_rates)
 
     def _start_row(self, n=None):
         """Before a row's trial (eq. 31's rate): R's parts of the model as the row
         finds it, the bound on EG±'s divergence for the n features held (by
         default all) and the intercept's |b|."""
+        b = self._intercept
+        b = abs(b.item(0)) if b.shape[0] == 1 else float(np.max(np.abs(b)))
+        self._row_reach = self._divergence(n), b
+
+    def _divergence(self, n=None):
+        """R's bound on EG±'s divergence to a comparator for the n features held
+        (by default all)."""
         n = (len(self._features) if n is None else n) or 1
         if n != self._divergence_of[0]:
             # (After a doubling the phase starts from the weights the last one
@@ -90,9 +104,7 @@ class _Rates:
             # theory.rst.)
             self._divergence_of = n, (2.0 * log(4 * n) if self.U_ > self._first_U
                                       else log(2 * n))
-        b = self._intercept
-        b = abs(b.item(0)) if b.shape[0] == 1 else float(np.max(np.abs(b)))
-        self._row_reach = self._divergence_of[1], b
+        return self._divergence_of[1]
 
     def _after_trial(self):
         """After a trial counted: keep the rates it ran at (eq. 31's rate), and check

@@ -19,11 +19,11 @@ def sparse_target(m=600, n=40, scale=1.0, seed=0):
 
 
 def gcv_error(X, Z, alpha):
-    """Generalized cross-validation error of the centred ridge fit of Z on X,
-    from the explicit hat matrix (Golub, Heath and Wahba 1979)."""
+    """Generalized cross-validation error of the ridge fit of Z on X with an
+    intercept, from the explicit hat matrix (Golub, Heath and Wahba 1979)."""
     centred = X - X.mean(axis=0)
     hat = centred @ np.linalg.solve(centred.T @ centred + alpha * np.eye(X.shape[1]),
-                                    centred.T)
+                                    centred.T) + 1.0 / X.shape[0]  # (the intercept's)
     residual = (np.eye(X.shape[0]) - hat) @ (Z - Z.mean(axis=0))
     return np.sum(residual**2) / (X.shape[0] - np.trace(hat)) ** 2
 
@@ -58,6 +58,28 @@ def test_auto_u_is_the_norm_of_a_ridge_fit(shape, sparse):
     sphere = GARegressor(psi="sphere", random_state=0).fit(Xin, y)
     np.testing.assert_allclose(np.linalg.norm(sphere.coef_), sphere.U_, rtol=1e-9)
     assert GARegressor(random_state=0).fit(X, y).U_ == 1.0  # (GD ignores U)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_the_spheres_penalty_of_wide_rows_is_chosen_on_the_first_rows(
+        sparse, monkeypatch):
+    # Dual normal equations of more than CHOSEN_ROWS rows: GCV's
+    # eigendecomposition takes the first CHOSEN_ROWS (the cube of their number),
+    # the radius is the norm of the fit of every row at that penalty.
+    monkeypatch.setattr(_auto_scale, "CHOSEN_ROWS", 40)
+    X, y = sparse_target(90, 200)
+    Xin = sp.csr_matrix(X) if sparse else X
+    first = X[:40]
+    unit = np.sum((first - first.mean(axis=0)) ** 2) / X.shape[1]
+    alpha = min(_auto_scale.CHOSEN_RIDGES * unit,
+                key=lambda alpha: gcv_error(first, y[:40], alpha))
+    coef = Ridge(alpha=alpha, solver="svd").fit(X, y).coef_
+    model = GARegressor(psi="sphere", eta=0.001).partial_fit(Xin, y)
+    assert model.U_ == pytest.approx(np.linalg.norm(coef), rel=1e-9)
+    # (The penalty of GCV on every row, the same multiple of a larger unit.)
+    assert model.U_ != pytest.approx(ridge_norm(X, y, 2, chosen=True), rel=1e-9)
+    # Reproducible: the same rows give the same radius.
+    assert GARegressor(psi="sphere", eta=0.001).partial_fit(Xin, y).U_ == model.U_
 
 
 def test_auto_u_of_labels_reads_them_as_activations_of_four():

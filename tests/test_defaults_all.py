@@ -11,11 +11,13 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.datasets import (
     load_breast_cancer,
     load_diabetes,
     load_digits,
     load_iris,
+    load_linnerud,
     load_wine,
 )
 from sklearn.exceptions import ConvergenceWarning
@@ -109,6 +111,28 @@ def test_no_warning_where_weights_of_the_set_fit():
     assert model.score(X_iris, y_iris) > 0.9
 
 
+@pytest.mark.parametrize("psi", FIXED_SET)
+def test_the_check_scores_each_row_by_the_others_below_20_rows(psi):
+    # linnerud's 16-row training folds were below the 20 rows the check read:
+    # under phi="exp" the psi of a fixed set scored R^2 from -7400 to -3e8 in
+    # silence. Its first fold's nonnegative fits, each row held out, explain far
+    # less than fits of any sign.
+    X, Y = load_linnerud(return_X_y=True)
+    train, _ = next(KFold(5, shuffle=True, random_state=0).split(X))
+    X = StandardScaler().fit_transform(X[train])
+    model = GARegressor(psi, "exp", random_state=0)
+    (warning,) = fit_warnings(model, X, Y[train])
+    assert warning.filename == __file__ and f"psi={psi!r}" in str(warning.message)
+    # Where weights of the set fit, 12 rows say nothing.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 3))
+    positive = X @ [0.5, 0.3, 0.2] + rng.normal(0, 0.05, 12)
+    assert fit_warnings(GARegressor(psi, random_state=0), X, positive) == []
+    # Below RANGE_FEW_ROWS nothing is read, even where the weights need a sign.
+    assert fit_warnings(GARegressor(psi, random_state=0), X, -positive) != []
+    assert fit_warnings(GARegressor(psi, random_state=0), X[:7], -positive[:7]) == []
+
+
 def test_the_check_reads_no_data_of_many_columns(monkeypatch):
     monkeypatch.setattr(_auto_scale, "RANGE_COLUMNS", X_CANCER.shape[1] - 1)
     assert fit_warnings(GAClassifier("exp"), X_CANCER, Y_CANCER) == []
@@ -129,6 +153,9 @@ def test_a_start_far_above_the_targets_under_phi_exp_warns(psi):
                if "far above" in str(w.message))
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
+        # (Burg's targets, up to 80, also warn of its rule's weights: the test
+        # below.)
+        warnings.filterwarnings("ignore", ".*psi='burg': the default rate takes")
         # Weights that start at 0 predict 1 at the start: nothing to say.
         GARegressor("identity", "exp", max_iter=5, tol=None).fit(X, y)
         # A later partial_fit continues the first call's rate: it says nothing.
@@ -136,6 +163,45 @@ def test_a_start_far_above_the_targets_under_phi_exp_warns(psi):
         with pytest.warns(UserWarning, match="far above"):
             stream.partial_fit(X[:50], y[:50])
         stream.partial_fit(X[50:], y[50:])
+
+
+def test_burg_warns_where_its_rule_takes_weights_far_above_the_start():
+    # Burg's default rate takes the weights at the size of the largest target
+    # (its bound sum_j w_j^2 x_j^2): on y = 150 + 20 v . x the start's weights of
+    # 1 learn at a rate 1.2e5 times below what their bound allows, and fit stops
+    # by tol at R^2 0.05 (GD: 0.999), before in silence.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 8))
+    small = X @ rng.uniform(0.5, 2.0, 8) + rng.normal(0.0, 0.1, 400)
+    large = 150.0 + 20.0 * small
+    (warning,), model = rate_warnings(GARegressor("burg", random_state=0), X, large)
+    assert warning.category is UserWarning and warning.filename == __file__
+    message = str(warning.message)
+    assert "psi='burg'" in message and "TransformedTargetRegressor" in message
+    assert model.score(X[1::2], large[1::2]) < 0.5
+    # The remedy it names fits.
+    scaled = TransformedTargetRegressor(GARegressor("burg", random_state=0),
+                                        transformer=StandardScaler())
+    assert scaled.fit(X[::2], large[::2]).score(X[1::2], large[1::2]) > 0.95
+    # Nothing is said where Burg fits, nor for EGU, whose rule grows as |y|.
+    for psi, y in (("burg", small), ("exp", large)):
+        caught, model = rate_warnings(GARegressor(psi, random_state=0), X, y)
+        assert caught == [] and model.score(X[1::2], y[1::2]) > 0.98
+    # partial_fit says it on its first call only.
+    stream = GARegressor("burg")
+    assert len(rate_warnings(stream, X[:200], large[:200], partial=True)[0]) == 1
+    assert rate_warnings(stream, X[200:], large[200:], partial=True)[0] == []
+
+
+def rate_warnings(model, X, y, partial=False):
+    """The default rate's warnings of a fit of the even rows (partial: of all)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if partial:
+            model.partial_fit(X, y)
+        else:
+            model.fit(X[::2], y[::2])
+    return [w for w in caught if "the default rate takes" in str(w.message)], model
 
 
 def hkw_sparse_target(n_samples=400, n_features=200, seed=0):
@@ -194,8 +260,10 @@ def test_every_psi_scores_near_the_sgd_grid_or_warns(name, psi):
         score = cv_score(model, X, y, regression)
     said = [str(w.message) for w in caught
             if not issubclass(w.category, ConvergenceWarning)]
-    if psi in FIXED_SET:
-        assert said and all("learns weights" in message for message in said)
+    if psi in FIXED_SET:  # (EGU and Burg: also the rate's warning, large targets)
+        assert any("learns weights" in message for message in said)
+        assert all("learns weights" in message or "the default rate takes" in message
+                   for message in said)
     else:
         assert said == []
         assert score >= sgd_grid(name) - (0.03 if regression else 0.02)

@@ -1,7 +1,8 @@
 """EG±'s ``eta="auto"`` in the River learners: Theorem 3's rate tuned by the loss
 so far as KW01 eq. (31) tunes it, checked against a transcription of eq. (31)
 row by row; the rates never rise, stay at most the theory rate, fall where no
-linear model fits the labels, and learn_many and a pickle follow learn_one."""
+linear model fits the labels, and learn_many and a pickle follow learn_one; the
+compiled formula that both run is the theory module's eq. (31)."""
 
 import math
 import pickle
@@ -9,8 +10,10 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn_ga._kernel import tuned_rates
 
 from sklearn_ga.river import GAClassifier, GARegressor
+from sklearn_ga.theory import theorem3_learning_rate
 
 
 def noisy_stream(m, seed=0, noise=0.0):
@@ -118,3 +121,48 @@ def test_learn_many_and_a_pickle_follow_learn_one():
         copy.learn_one(x, target)
     assert copy.weights == one.weights and copy.intercept == one.intercept
     assert copy._last_rates == one._last_rates
+
+
+def test_the_compiled_tuned_rate_is_the_theory_modules_eq_31():
+    # The kernel's formula (learn_one's and learn_many's) against
+    # sklearn_ga.theory's eq. (31), over rates, losses and divergences of many
+    # magnitudes, with and without the intercept's block, and its cap.
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        eta, intercept_eta = 10.0 ** rng.uniform(-6, 1, 2)
+        K, D = 10.0 ** rng.uniform(-8, 6), 10.0 ** rng.uniform(-3, 2)
+        b = 0.0 if rng.random() < 0.3 else 10.0 ** rng.uniform(-4, 2)
+        tuned = tuned_rates(eta, intercept_eta, K, D, b, math.inf, math.inf)
+        R = D + b * b * eta / (2.0 * intercept_eta)
+        expected = theorem3_learning_rate(1.0 / (2.0 * eta), 1.0, K=K, R=R)
+        np.testing.assert_allclose(tuned, (expected, intercept_eta * expected / eta),
+                                   rtol=16 * np.finfo(float).eps)
+        cap = tuned[0] / 2.0, tuned[1] * 2.0
+        assert tuned_rates(eta, intercept_eta, K, D, b, *cap) == (cap[0], tuned[1])
+    assert tuned_rates(0.1, 0.2, 0.0, 1.0, 3.0, math.inf, 0.1) == (0.1, 0.1)
+
+
+@pytest.mark.parametrize("phi", ["logistic", "softmax"])
+def test_learn_many_runs_eq_31_in_the_compiled_rows(monkeypatch, phi):
+    # learn_many's tuned rates are computed in its compiled calls (one per run of
+    # rows between U's checks), not once a row in Python, and are learn_one's
+    # (softmax: R's intercept is the largest |b_j| of the classes').
+    rows = noisy_stream(400, noise=0.2)
+    X = pd.DataFrame([x for x, _ in rows]).fillna(0.0)
+    y = pd.Series([label for _, label in rows])
+    if phi == "softmax":
+        y = pd.Series(np.digitize(X["a"] - X["b"], [-0.5, 0.5]).tolist())
+    one = GAClassifier(psi="eg_pm", phi=phi)
+    for x, label in zip(X.to_dict("records"), y, strict=True):
+        one.learn_one(x, label)
+    calls = []
+    trial_rates = GAClassifier._trial_rates
+    monkeypatch.setattr(GAClassifier, "_trial_rates",
+                        lambda self, base=None: calls.append(1) or trial_rates(self,
+                                                                               base))
+    many = GAClassifier(psi="eg_pm", phi=phi)
+    many.learn_many(X, y)
+    assert len(calls) < len(rows) / 8
+    assert many.weights == one.weights and many.intercept == one.intercept
+    assert many._last_rates == one._last_rates and many.U_ == one.U_ > 1.0
+    assert one._last_rates[0] < one._pair()[0]

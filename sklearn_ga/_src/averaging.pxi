@@ -5,16 +5,16 @@
 cdef inline double _average_term(State* s, Py_ssize_t j, Py_ssize_t c) noexcept nogil:
     """omega / scale_j of coordinate c of row j, also in a lazy EG+- run (its den
     is product / num there, not stored)."""
-    if s.lazy and _two_terms(s.psi):
-        return s.num[c] - s.product[j] / s.num[c]
-    return _unscaled_weight(s, s.num[c], s.den[c])
+    if s.params.lazy and _two_terms(s.config.psi):
+        return s.params.num[c] - s.params.product[j] / s.params.num[c]
+    return _unscaled_weight(s, s.params.num[c], s.params.den[c])
 
 
 cdef inline void _settle(State* s, Py_ssize_t j, Py_ssize_t c) noexcept nogil:
     """Add coordinate c's weights since it was last settled to its average sum:
     its term times the scales summed since. Before its term changes."""
-    cdef double* pair = s.avg + 2 * c
-    cdef double total = s.avg_scales[j]
+    cdef double* pair = s.avg.acc + 2 * c
+    cdef double total = s.avg.scales[j]
     pair[0] += _average_term(s, j, c) * (total - pair[1])
     pair[1] = total
 
@@ -27,7 +27,7 @@ cdef inline void _prefetch_averages(State* s, const index_t* x_ind,
     cdef Py_ssize_t q, j
     for j in range(s.k):
         for q in range(nnz):
-            __builtin_prefetch(s.avg + 2 * (j * s.n + x_ind[q]))
+            __builtin_prefetch(s.avg.acc + 2 * (j * s.n + x_ind[q]))
 
 
 cdef void _settle_columns(State* s, Py_ssize_t j, const index_t* x_ind,
@@ -38,10 +38,10 @@ cdef void _settle_columns(State* s, Py_ssize_t j, const index_t* x_ind,
     locals (-fno-strict-aliasing would reload the fields of s after every store).
     """
     cdef Py_ssize_t q, c, base = j * s.n
-    cdef double total = s.avg_scales[j]
-    cdef double* avg = s.avg
-    cdef const double* num = s.num
-    if not _term_is_weight(s.psi):
+    cdef double total = s.avg.scales[j]
+    cdef double* avg = s.avg.acc
+    cdef const double* num = s.params.num
+    if not _term_is_weight(s.config.psi):
         for q in range(nnz):
             _settle(s, j, base + (q if dense else x_ind[q]))
         return
@@ -59,21 +59,21 @@ cdef void _rebase_row(State* s, Py_ssize_t j) noexcept nogil:
     _guard_rows(s)
     for c in range(base, base + s.n):
         _settle(s, j, c)
-        s.avg[2 * c + 1] = 0.0
-    s.avg_scales[j] = s.avg_since[j] = 0.0
+        s.avg.acc[2 * c + 1] = 0.0
+    s.avg.scales[j] = s.avg.since[j] = 0.0
 
 
 cdef void _average_trial(State* s) noexcept nogil:
     """Add the weights after the trial (scales) and its intercepts to the sums, if
     the trial is averaged."""
     cdef Py_ssize_t j
-    if s.avg == NULL or s.trial < s.average_from:
+    if s.avg.acc == NULL or s.trial < s.avg.start:
         return
     for j in range(s.k):
-        s.avg_scales[j] += s.scale[j]
-        s.avg_b[j] += s.intercept[j]
-        s.avg_count[j] += 1.0
-        s.avg_since[j] += 1.0
-        if (s.avg_scales[j] > REBASE_RATIO * s.scale[j] and s.avg_since[j]
+        s.avg.scales[j] += s.params.scale[j]
+        s.avg.b[j] += s.params.intercept[j]
+        s.avg.count[j] += 1.0
+        s.avg.since[j] += 1.0
+        if (s.avg.scales[j] > REBASE_RATIO * s.params.scale[j] and s.avg.since[j]
                 >= max(s.n // REBASE_SHARE, REBASE_SHARE)):
             _rebase_row(s, j)

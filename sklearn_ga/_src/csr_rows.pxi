@@ -70,7 +70,8 @@ cdef inline void _sparse_axpy(double* theta, double step, const double* x_val,
 
     On some CPUs a load that follows a store to an address that was itself loaded
     (x_ind[q]) waits for that store, so a plain scatter runs one coordinate at a
-    time; loading four parameters first lets their loads overlap. The other CSR updates are grouped the same way.
+    time; loading four parameters first lets their loads overlap. The other CSR
+    updates are grouped the same way.
     """
     cdef Py_ssize_t q = 0, i0, i1, i2, i3
     cdef double t0, t1, t2, t3
@@ -97,9 +98,10 @@ cdef inline void _renormalize_sparse_row(State* s, Py_ssize_t j, double total,
     unless a term overflowed and lost its value: pnorm's, when one step takes theta
     past every power of the old shift).
     """
-    s.norm[j] += total
-    s.mass[j] += mass
-    if (not s.norm[j] > TERM_LOW or s.mass[j] > MASS_LIMIT * s.norm[j]
+    s.params.norm[j] += total
+    s.params.mass[j] += mass
+    if (not s.params.norm[j] > TERM_LOW
+            or s.params.mass[j] > MASS_LIMIT * s.params.norm[j]
             or top > DBL_MAX):
         _recompute_row(s, j)
     elif top > TERM_HIGH:
@@ -182,21 +184,21 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
     by their change.
     """
     cdef Py_ssize_t q, i, base = j * s.n
-    cdef double* theta = s.theta + base
-    cdef double* nums = s.num + base
-    cdef double* dens = s.den + base
+    cdef double* theta = s.params.theta + base
+    cdef double* nums = s.params.num + base
+    cdef double* dens = s.params.den + base
     cdef double top = 0.0, old, term, num, den, shift, total = 0.0, mass = 0.0
     cdef double* down
     cdef double* up
     cdef double* olds
     cdef double* held = (_held_row(s, j)  # EG+-'s den (lazy runs)
-                         if s.row_held != NULL else NULL)
+                         if s.scratch.row_held != NULL else NULL)
     cdef double sums[3]
     cdef bint pm, small, lazy
-    if _no_terms(s.psi):
+    if _no_terms(s.config.psi):
         _sparse_axpy(theta, step, x_val, x_ind, nnz)
         return
-    if _power_terms(s.psi):
+    if _power_terms(s.config.psi):
         _pnorm_sparse_row(s, j, step, x_val, x_ind, nnz)
         return
     if _multiplicative(s, step, x_top):
@@ -208,11 +210,11 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
         # costs one random cache line per coordinate, like SGD's. A coordinate
         # whose term underflows hands theta back to the theta array, which then
         # updates it and recomputes its terms from it (so that they can grow back).
-        pm = _two_terms(s.psi)
-        shift = s.shift[j]
+        pm = _two_terms(s.config.psi)
+        shift = s.params.shift[j]
         # Locals: with -fno-strict-aliasing (Python's flags) the fields of s would be
         # reloaded after every store to the terms.
-        lazy, down, up = s.lazy, s.row_num, s.row_den
+        lazy, down, up = s.params.lazy, s.scratch.row_num, s.scratch.row_den
         small = ga_step_factors(step, x_val, down, up if pm else NULL, nnz,
                                 fabs(step) * x_top)
         sums[0] = sums[1] = sums[2] = 0.0
@@ -251,23 +253,24 @@ cdef void _update_sparse_row(State* s, Py_ssize_t j, double step, const double* 
             sums[1] += num + old
             sums[2] = ga_greater(sums[2], num)
             q += 1
-        if _normalized(s.psi):
+        if _normalized(s.config.psi):
             _renormalize_sparse_row(s, j, sums[0], sums[1], sums[2])
         return
-    olds, down, up = s.row_theta, s.row_num, s.row_den  # gathered theta, new terms
-    shift = s.shift[j]
+    # The gathered theta, the new terms.
+    olds, down, up = s.scratch.row_theta, s.scratch.row_num, s.scratch.row_den
+    shift = s.params.shift[j]
     for q in range(nnz):
         i = x_ind[q]
         old = _theta_at(s, j, i)
-        if _normalized(s.psi):
-            den = held[q] if s.lazy and _two_terms(s.psi) else dens[i]
+        if _normalized(s.config.psi):
+            den = held[q] if s.params.lazy and _two_terms(s.config.psi) else dens[i]
             term = _normalizer_term(s, nums[i], den, old, shift)
             total -= term
             mass += fabs(term)
         theta[i] = old - step * x_val[q]
         olds[q] = theta[i]
     _terms(s, olds, down, up, shift, nnz)
-    if not _normalized(s.psi):
+    if not _normalized(s.config.psi):
         for q in range(nnz):
             nums[x_ind[q]] = down[q]
         return
@@ -289,10 +292,10 @@ cdef inline double* _pnorm_gather(State* s, Py_ssize_t j, const index_t* x_ind,
     no load after a store, and it only stores. One short loop, whose cache misses
     all overlap."""
     cdef Py_ssize_t q, i
-    cdef const double* num = s.num + j * s.n
-    cdef const double* theta = s.theta + j * s.n
+    cdef const double* num = s.params.num + j * s.n
+    cdef const double* theta = s.params.theta + j * s.n
     cdef double* held_num = _held_row(s, j)
-    cdef double* held_theta = held_num + s.row_size
+    cdef double* held_theta = held_num + s.scratch.row_size
     for q in range(nnz):
         i = x_ind[q]
         held_num[q] = num[i]
@@ -310,17 +313,17 @@ cdef void _pnorm_sparse_row(State* s, Py_ssize_t j, double step, const double* x
     has theta's sign).
     """
     cdef Py_ssize_t q, i
-    cdef double* theta = s.theta + j * s.n
-    cdef double* nums = s.num + j * s.n
+    cdef double* theta = s.params.theta + j * s.n
+    cdef double* nums = s.params.num + j * s.n
     cdef double* held_num = _held_row(s, j)
-    cdef double* news = held_num + s.row_size  # theta, then its new values
-    cdef double* terms = s.row_num
-    cdef double removed, added = 0.0, top = 0.0, term, shift = s.shift[j]
-    if s.options:
+    cdef double* news = held_num + s.scratch.row_size  # theta, then its new values
+    cdef double* terms = s.scratch.row_num
+    cdef double removed, added = 0.0, top = 0.0, term, shift = s.params.shift[j]
+    if s.config.options:
         _pnorm_gather(s, j, x_ind, nnz)
     removed = ga_dot(held_num, news, nnz)
     ga_axpy(news, step, x_val, nnz)
-    ga_pnorm_terms(news, terms, shift, s.p, nnz)
+    ga_pnorm_terms(news, terms, shift, s.config.p, nnz)
     for q in range(nnz):
         i = x_ind[q]
         theta[i] = news[q]
@@ -347,12 +350,12 @@ cdef void _geodesic_sparse_row(State* s, Py_ssize_t j, double step,
     max num^2 (1 + |a| max |x|)^2, bounds the largest new term (top).
     """
     cdef Py_ssize_t q = 0, i0, i1, i2, i3
-    cdef double* nums = s.num + j * s.n
-    cdef const double* sums = s.geodesic + j * GEODESIC_SUMS
+    cdef double* nums = s.params.num + j * s.n
+    cdef const double* sums = s.scratch.geodesic + j * GEODESIC_SUMS
     cdef double o0, o1, o2, o3, top
-    cdef bint sphere = _sphere(s.psi)
-    cdef double quad = sums[1] if sphere else sums[1] / s.scale[j]
-    cdef double a = step / s.shift[j] if sphere else step
+    cdef bint sphere = _sphere(s.config.psi)
+    cdef double quad = sums[1] if sphere else sums[1] / s.params.scale[j]
+    cdef double a = step / s.params.shift[j] if sphere else step
     # num moves by (along + relative num) x.
     cdef double along = a if sphere else 0.0
     cdef double relative = 0.0 if sphere else a

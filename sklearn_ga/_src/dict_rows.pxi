@@ -32,6 +32,44 @@ cdef int _entry_order(const void* a, const void* b) noexcept nogil:
     return (i > j) - (i < j)
 
 
+cdef inline void _tuned(double eta, double intercept_eta, double loss,
+                        double divergence, double b, double last_eta,
+                        double last_intercept_eta, double* out) noexcept nogil:
+    """KW01 eq. (31)'s rates of the next trial, from Theorem 3's (eta,
+    intercept_eta) = 1 / (2bc), K = ``loss`` and R = ``divergence`` plus the
+    intercept's block b^2 eta / (2 intercept_eta): ``f = 2 / (1 + sqrt(1 + 2 eta K /
+    R))`` times each, then no larger than the last trial's (the rates never rise).
+    The one computation of the River learners' tuned rate (``tuned_rates``)."""
+    cdef double reach, f
+    if loss > 0.0:
+        reach = divergence
+        if b != 0.0:
+            reach += b * b * eta / (2.0 * intercept_eta)
+        f = 2.0 / (1.0 + sqrt(1.0 + 2.0 * eta * loss / reach))
+        eta, intercept_eta = eta * f, intercept_eta * f
+    out[0] = eta if eta < last_eta else last_eta
+    out[1] = intercept_eta if intercept_eta < last_intercept_eta else last_intercept_eta
+
+
+def tuned_rates(double eta, double intercept_eta, double loss, double divergence,
+                double b, double last_eta, double last_intercept_eta):
+    """``(eta, intercept_eta)`` of KW01 eq. (31) (``_tuned``): Theorem 3's rates
+    tuned to the loss so far and EG±'s divergence bound, capped by the last
+    trial's."""
+    cdef double out[2]
+    _tuned(eta, intercept_eta, loss, divergence, b, last_eta, last_intercept_eta, out)
+    return out[0], out[1]
+
+
+cdef inline double _largest_intercept(State* s) noexcept nogil:
+    """max_j |b_j|, the intercept's comparator in eq. (31)'s R."""
+    cdef double b = 0.0
+    cdef Py_ssize_t j
+    for j in range(s.k):
+        b = fmax(b, fabs(s.params.intercept[j]))
+    return b
+
+
 def canonical_order(names):
     """The features that one row brings, in an order that does not depend on the
     order of its dict: sorted (by repr, where the names do not compare), so that the
@@ -74,6 +112,9 @@ cdef class DictRows:
         Whether the loop holds theta's spare columns (several outputs of a psi
         without a normalizer, or of pnorm): a new feature takes the next one as it
         is.
+    last_rates : tuple
+        The rates of the last row that :meth:`learn` or :meth:`learn_rows` learned
+        at eq. (31)'s rates.
     """
     cdef OneRow calls
     cdef TrialLoop loop
@@ -93,6 +134,7 @@ cdef class DictRows:
     cdef public list fresh
     cdef public Py_ssize_t work
     cdef public bint inside
+    cdef public object last_rates
 
     def __cinit__(self):
         self.entries = NULL
@@ -104,8 +146,8 @@ cdef class DictRows:
         self.calls, self.loop, self.start = calls, loop, start
         self.width = loop.theta.shape[1]
         # (pnorm's normalizer ||theta||_q gains nothing from a column at 0.)
-        self.inside = loop.s.k > 1 and (not _normalized(loop.s.psi)
-                                        or loop.s.psi == PSI_PNORM)
+        self.inside = loop.s.k > 1 and (not _normalized(loop.s.config.psi)
+                                        or loop.s.config.psi == PSI_PNORM)
         if self.inside:
             n = self.width
         if not (n <= self.width and (n == self.width or loop.s.k == 1)):
@@ -151,11 +193,12 @@ cdef class DictRows:
         first))."""
         cdef State* s = &self.loop.s
         cdef Py_ssize_t j, c
-        if not self.inside or _no_terms(s.psi) or first >= s.n:
+        if not self.inside or _no_terms(s.config.psi) or first >= s.n:
             return
         for j in range(s.k):
             c = j * s.n + first
-            _terms(s, s.theta + c, s.num + c, s.den + c, s.shift[j], s.n - first)
+            _terms(s, s.params.theta + c, s.params.num + c, s.params.den + c,
+                   s.params.shift[j], s.n - first)
         self.work += s.k * (s.n - first)
 
     def recompute(self):
@@ -224,36 +267,37 @@ cdef class DictRows:
             return True
         for j in range(s.k):
             c = j * n + first
-            theta = s.theta + c
+            theta = s.params.theta + c
             for i in range(count):
                 theta[i] = self.start
-            if not _no_terms(s.psi):
-                _terms(s, theta, s.num + c, s.den + c, s.shift[j], count)
-            if not _normalized(s.psi):
+            if not _no_terms(s.config.psi):
+                _terms(s, theta, s.params.num + c, s.params.den + c, s.params.shift[j],
+                       count)
+            if not _normalized(s.config.psi):
                 continue
             total, top = 0.0, 0.0
             for i in range(count):
-                term = _normalizer_term(s, s.num[c + i], s.den[c + i], theta[i],
-                                        s.shift[j])
+                term = _normalizer_term(s, s.params.num[c + i], s.params.den[c + i],
+                                        theta[i], s.params.shift[j])
                 total += term
                 top = fmax(top, term)
-            if not (s.norm[j] + total > TERM_LOW and top <= TERM_HIGH):
+            if not (s.params.norm[j] + total > TERM_LOW and top <= TERM_HIGH):
                 return False
         # (Only now: a row refused above has changed nothing the loop reads.)
         self.loop._copy_vectors(&self.vectors[0], False)
         s.n = n
         for j in range(s.k):
-            if not _normalized(s.psi):
+            if not _normalized(s.config.psi):
                 continue
             c = j * n + first
             total = 0.0
             for i in range(count):
-                total += _normalizer_term(s, s.num[c + i], s.den[c + i],
-                                          s.theta[c + i], s.shift[j])
+                total += _normalizer_term(s, s.params.num[c + i], s.params.den[c + i],
+                                          s.params.theta[c + i], s.params.shift[j])
             # A normalized psi shares its total among the coordinates: the new
             # terms enter Z, and every weight held scales by Z / (Z + total).
-            s.norm[j] += total
-            s.mass[j] += total
+            s.params.norm[j] += total
+            s.params.mass[j] += total
             _set_scale(s, j)
         self.work += s.k * count
         return True
@@ -265,19 +309,19 @@ cdef class DictRows:
         cdef State* s = &self.loop.s
         cdef double theta = self.start, num = theta, den, shift = 0.0
         if n != self.start_n:
-            if _normalized(s.psi):
-                shift = theta if _signed_shift(s.psi) else fabs(theta)
-                if s.psi == PSI_PNORM:
+            if _normalized(s.config.psi):
+                shift = theta if _signed_shift(s.config.psi) else fabs(theta)
+                if s.config.psi == PSI_PNORM:
                     shift = _pnorm_shift(shift)
-                elif _geodesic(s.psi) and not shift > 0.0:
+                elif _geodesic(s.config.psi) and not shift > 0.0:
                     shift = 1.0
-            if not _no_terms(s.psi):
+            if not _no_terms(s.config.psi):
                 _terms(s, &theta, &num, &den, shift, 1)
-            if not _two_terms(s.psi):
+            if not _two_terms(s.config.psi):
                 den = num
             self.start_weight = _unscaled_weight(s, num, den) * (
                 _scale_value(s, n * _normalizer_term(s, num, den, theta, shift), shift)
-                if _normalized(s.psi) else 1.0)
+                if _normalized(s.config.psi) else 1.0)
             self.start_n = n
         return self.start_weight
 
@@ -294,7 +338,7 @@ cdef class DictRows:
         was."""
         cdef TrialLoop loop = self.loop
         cdef State* s = &loop.s
-        cdef Py_ssize_t q, held = s.n, touched = s.touched
+        cdef Py_ssize_t q, held = s.n, touched = s.params.touched
         cdef double start_weight
         if n > (self.width if s.k == 1 else held):
             return None
@@ -314,17 +358,19 @@ cdef class DictRows:
         if sums is None:
             if n > held:
                 self._undo_extend(held)
-        elif s.touched < touched + nnz:
+        elif s.params.touched < touched + nnz:
             self.work += s.k * s.n
         return sums
 
     def learn(self, dict x, dict columns, y, double eta, double intercept_eta,
               Py_ssize_t t, double cumulative_loss, double initial_loss,
-              double weight=1.0, Py_ssize_t first=-1):
+              double weight=1.0, Py_ssize_t first=-1, tuple tuning=None):
         """One trial on the dict ``x`` (OneRow.learn's arguments and result), its
         names at their ``columns``; those from ``first`` on are new to the model
         (-1: none). ``y``: the target of one output (a float), or the targets of
-        several (an array).
+        several (an array). ``tuning``: None, or :meth:`learn_rows`'s (its R of a
+        first row): the trial at eq. (31)'s rates, kept in ``last_rates`` if it
+        is taken.
 
         Names without a column take the next ones (in canonical order) where theta
         has spare columns for them (one output), and keep them if the trial is
@@ -336,6 +382,12 @@ cdef class DictRows:
         cdef Py_ssize_t nnz = self._gather(x, columns, True), n = len(columns)
         cdef Py_ssize_t q
         cdef const double[::1] targets
+        cdef double pair[2]
+        if tuning is not None:
+            _tuned(eta, intercept_eta, cumulative_loss - <double>tuning[0],
+                   tuning[1], _largest_intercept(&self.loop.s), tuning[3], tuning[4],
+                   pair)
+            eta, intercept_eta = pair[0], pair[1]
         if self.loop.s.k == 1:
             self.target[0] = y
         else:
@@ -360,22 +412,38 @@ cdef class DictRows:
                 for name in names:
                     del columns[name]
                 self.fresh = names
-            return sums
-        if nnz < 0:
+        elif nnz < 0:
             return nnz
-        return self._run(nnz, n if first < 0 else first, n, self.target, eta,
-                         intercept_eta, t, cumulative_loss, initial_loss, weight)
+        else:
+            sums = self._run(nnz, n if first < 0 else first, n, self.target, eta,
+                             intercept_eta, t, cumulative_loss, initial_loss, weight)
+        if sums is not None and tuning is not None:
+            self.last_rates = eta, intercept_eta
+        return sums
 
     def learn_rows(self, const double[:, ::1] X, const int32_t[::1] columns,
                    const double[:, ::1] Y, const double[::1] weights, double eta,
                    double intercept_eta, Py_ssize_t t, double cumulative_loss,
-                   double initial_loss, Py_ssize_t n, Py_ssize_t first=-1):
+                   double initial_loss, Py_ssize_t n, Py_ssize_t first=-1,
+                   tuning=None):
         """:meth:`learn` on each row of X (a frame's values, its columns at
         ``columns``; the model's columns from ``first`` on, up to ``n``, new at the
         first row), in order: ``(rows learned,
         cumulative_loss, initial_loss)``, stopping before a row whose trial is
-        not taken (that row's loop as it was)."""
+        not taken (that row's loop as it was).
+
+        ``tuning``: None (every row at ``eta``, ``intercept_eta``), or ``(loss
+        before the phase, R of the first row, R of the others, last eta, last
+        intercept_eta)``: each row at eq. (31)'s rates (``_tuned``) of the loss
+        since the phase began, its R and the intercept as the row finds it; the
+        rates of the last row learned are then ``last_rates``."""
         cdef Py_ssize_t r, q, m = X.shape[0], nnz = X.shape[1]
+        cdef double phase_loss = 0.0, first_divergence = 0.0, divergence = 0.0
+        cdef double pair[2]
+        cdef double last[2]  # (the rates of the last row taken)
+        cdef bint tuned = tuning is not None
+        if tuned:
+            phase_loss, first_divergence, divergence, pair[0], pair[1] = tuning
         self._reserve(nnz)
         for r in range(m):
             for q in range(nnz):
@@ -384,12 +452,21 @@ cdef class DictRows:
             for q in range(nnz):
                 self.indices[q], self.values[q] = (self.entries[q].column,
                                                    self.entries[q].value)
-            sums = self._run(nnz, n if r or first < 0 else first, n, Y[r], eta,
-                             intercept_eta, t + r, cumulative_loss, initial_loss,
-                             weights[r])
+            if tuned:
+                _tuned(eta, intercept_eta, cumulative_loss - phase_loss,
+                       divergence if r else first_divergence,
+                       _largest_intercept(&self.loop.s), pair[0], pair[1], pair)
+            sums = self._run(nnz, n if r or first < 0 else first, n, Y[r],
+                             pair[0] if tuned else eta,
+                             pair[1] if tuned else intercept_eta, t + r,
+                             cumulative_loss, initial_loss, weights[r])
             if sums is None:
-                return r, cumulative_loss, initial_loss
+                m = r
+                break
             cumulative_loss, initial_loss, _ = sums
+            last[0], last[1] = pair[0], pair[1]
+        if tuned and m:
+            self.last_rates = last[0], last[1]
         return m, cumulative_loss, initial_loss
 
     def activations(self, dict x, dict columns, bint outputs=False):

@@ -8,27 +8,27 @@
 cdef inline bint _term_holds(State* s, double num) noexcept nogil:
     """Whether a coordinate's term num determines its theta in a lazy CSR run (it
     neither underflowed nor overflowed; EG+-'s never does, see PM_HELD_SHIFT)."""
-    return _geodesic(s.psi) or UNDERFLOW <= num <= DBL_MAX
+    return _geodesic(s.config.psi) or UNDERFLOW <= num <= DBL_MAX
 
 
 cdef inline double _theta_of_term(State* s, double num, double shift) noexcept nogil:
     """theta from the term e^{theta - shift}, or theta / shift (sphere, simplex)."""
-    return num * shift if _geodesic(s.psi) else log(num) + shift
+    return num * shift if _geodesic(s.config.psi) else log(num) + shift
 
 
 cdef inline double _theta_at(State* s, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
     """The current theta_ji, from the term when it holds it (lazy CSR runs)."""
     cdef Py_ssize_t c = j * s.n + i
-    if s.lazy and _term_holds(s, s.num[c]):
-        return _theta_of_term(s, s.num[c], s.shift[j])
-    return s.theta[c]
+    if s.params.lazy and _term_holds(s, s.params.num[c]):
+        return _theta_of_term(s, s.params.num[c], s.params.shift[j])
+    return s.params.theta[c]
 
 
 cdef bint _shifts_held(State* s) noexcept nogil:
     """Whether every row's shift allows EG+- to store only num (PM_HELD_SHIFT)."""
     cdef Py_ssize_t j
     for j in range(s.k):
-        if s.shift[j] > PM_HELD_SHIFT:
+        if s.params.shift[j] > PM_HELD_SHIFT:
             return False
     return True
 
@@ -38,13 +38,14 @@ cdef void _sync_theta_row(State* s, Py_ssize_t j) noexcept nogil:
     CSR run, O(n)."""
     cdef Py_ssize_t i, base = j * s.n
     _guard_rows(s)
-    if _geodesic(s.psi):
+    if _geodesic(s.config.psi):
         for i in range(base, base + s.n):
-            s.theta[i] = s.num[i] * s.shift[j]
+            s.params.theta[i] = s.params.num[i] * s.params.shift[j]
         return
-    ga_theta_from_terms(s.theta + base, s.num + base, s.shift[j], s.n)
-    if _two_terms(s.psi):
-        ga_quotients(s.den + base, s.product[j], s.num + base, s.n)
+    ga_theta_from_terms(s.params.theta + base, s.params.num + base, s.params.shift[j],
+                        s.n)
+    if _two_terms(s.config.psi):
+        ga_quotients(s.params.den + base, s.params.product[j], s.params.num + base, s.n)
 
 
 cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
@@ -62,20 +63,21 @@ cdef void _sync_theta(State* s, const index_t* x_ind, const index_t* indptr,
     if seen >= s.n:
         for j in range(s.k):
             _sync_theta_row(s, j)
-        s.lazy = False
+        s.params.lazy = False
         return
     for j in range(s.k):
         count = 0
         for t in range(trials):
             for q in range(indptr[order[t]], indptr[order[t] + 1]):
                 c = j * s.n + x_ind[q]
-                at[count], terms[count], thetas[count] = c, s.num[c], s.theta[c]
+                at[count], terms[count] = c, s.params.num[c]
+                thetas[count] = s.params.theta[c]
                 count += 1
                 if count == SYNC_BLOCK:
                     _write_back(s, j, at, terms, thetas, count)
                     count = 0
         _write_back(s, j, at, terms, thetas, count)
-    s.lazy = False
+    s.params.lazy = False
 
 
 cdef void _write_back(State* s, Py_ssize_t j, const Py_ssize_t* at, double* terms,
@@ -83,14 +85,14 @@ cdef void _write_back(State* s, Py_ssize_t j, const Py_ssize_t* at, double* term
     """Set theta (EG+-: and den) of row j's coordinates ``at`` from their gathered
     ``terms`` and stored ``thetas``, as _sync_theta_row does for a whole row."""
     cdef Py_ssize_t q
-    if _geodesic(s.psi):
+    if _geodesic(s.config.psi):
         for q in range(count):
-            s.theta[at[q]] = terms[q] * s.shift[j]
+            s.params.theta[at[q]] = terms[q] * s.params.shift[j]
         return
-    ga_theta_from_terms(thetas, terms, s.shift[j], count)
+    ga_theta_from_terms(thetas, terms, s.params.shift[j], count)
     for q in range(count):
-        s.theta[at[q]] = thetas[q]
-    if _two_terms(s.psi):
-        ga_quotients(terms, s.product[j], terms, count)
+        s.params.theta[at[q]] = thetas[q]
+    if _two_terms(s.config.psi):
+        ga_quotients(terms, s.params.product[j], terms, count)
         for q in range(count):
-            s.den[at[q]] = terms[q]
+            s.params.den[at[q]] = terms[q]

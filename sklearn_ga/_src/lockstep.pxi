@@ -103,7 +103,7 @@ def block_run(const double[:, ::1] X, const double[:, ::1] Y,
     if vectors == NULL:
         raise MemoryError
     cdef State s  # (the fields _transfer_and_loss reads)
-    s.phi, s.k, s.a, s.y_hat = phi, k, &a[0], &y_hat[0]
+    s.config.phi, s.k, s.scratch.a, s.scratch.y_hat = phi, k, &a[0], &y_hat[0]
     with nogil:
         live = 0
         for c in range(G):
@@ -206,11 +206,11 @@ cdef inline void _prefetch_columns(const State* s, const int32_t* columns,
     for j in range(s.k):
         for q in range(nnz):
             c = j * s.n + columns[q]
-            GA_PREFETCH(&s.theta[c])
-            if s.num != s.theta:
-                GA_PREFETCH(&s.num[c])
-            if s.den != s.num:
-                GA_PREFETCH(&s.den[c])
+            GA_PREFETCH(&s.params.theta[c])
+            if s.params.num != s.params.theta:
+                GA_PREFETCH(&s.params.num[c])
+            if s.params.den != s.params.num:
+                GA_PREFETCH(&s.params.den[c])
 
 
 cdef class GridRow:
@@ -248,7 +248,8 @@ cdef class GridRow:
         of the least loss then (the first of equals, as ``np.argmin``), or -1 with
         every loop and loss unchanged if a trial is not taken (a row of another
         width, a trial that fails: the general path then runs the row)."""
-        if X.shape[0] != 1 or not self.rows or X.shape[1] != (<OneRow>self.rows[0]).loop.s.n:
+        if (X.shape[0] != 1 or not self.rows
+                or X.shape[1] != (<OneRow>self.rows[0]).loop.s.n):
             return -1
         return self._learn(&X[0, 0], NULL, X.shape[1], True, y, losses)
 

@@ -55,8 +55,8 @@ cdef class OneRow:
                        const double* y) noexcept nogil:
         """The row bound (bounds.pxi) of the row of ``nnz`` stored values x."""
         cdef State* s = &self.loop.s
-        return _row_bound(s.psi, s.U, s.p, x, nnz, s.n) * _target_growth(
-            y, s.k, 1, self.growth)
+        return (_row_bound(s.config.psi, s.config.U, s.config.p, x, nnz, s.n)
+                * _target_growth(y, s.k, 1, self.growth))
 
     def activations(self, const double[:, ::1] X, bint outputs=False):
         """``X psi(Theta)^T + b`` of one dense row X of n features, as a new (1, k)
@@ -109,31 +109,32 @@ cdef class OneRow:
         cdef State* s = &loop.s
         cdef Py_ssize_t j, q, c
         cdef double dot, top = -INFINITY, total = 0.0
-        if loop.running or s.theta_t != NULL or (outputs and s.phi == PHI_SIGN):
+        if (loop.running or s.scratch.theta_t != NULL
+                or (outputs and s.config.phi == PHI_SIGN)):
             return False
         for j in range(s.k):
             dot = 0.0
             for q in range(nnz):
                 c = j * s.n + (q if columns == NULL else columns[q])
-                dot += _unscaled_weight(s, s.num[c], s.den[c]) * x[q]
-            A[j] = s.scale[j] * dot + s.intercept[j]
+                dot += _unscaled_weight(s, s.params.num[c], s.params.den[c]) * x[q]
+            A[j] = s.params.scale[j] * dot + s.params.intercept[j]
             if not isfinite(A[j]):
                 return False
         if not outputs:
             return True
         # phi(a), a clipped to [phi^-1(-Y), phi^-1(Y)] (GA^Y, KW01 §4).
         for j in range(s.k):
-            A[j] = fmin(fmax(A[j], s.clip_low), s.clip_high)
+            A[j] = fmin(fmax(A[j], s.config.clip_low), s.config.clip_high)
             top = fmax(top, A[j])
         for j in range(s.k):
-            if s.phi == PHI_SOFTMAX:
+            if s.config.phi == PHI_SOFTMAX:
                 A[j] = exp(A[j] - top)
                 total += A[j]
             else:
-                A[j] = _phi_value(s.phi, A[j])
+                A[j] = _phi_value(s.config.phi, A[j])
                 if not isfinite(A[j]):
                     return False  # (exp overflowed)
-        if s.phi == PHI_SOFTMAX:
+        if s.config.phi == PHI_SOFTMAX:
             for j in range(s.k):
                 A[j] /= total
         return True
@@ -183,7 +184,7 @@ cdef class OneRow:
         cdef double loss, a, start_loss = 0.0
         cdef Py_ssize_t[::1] journal
         cdef bint ok
-        if loop.running or s.theta_t != NULL or y.shape[0] != s.k:
+        if loop.running or s.scratch.theta_t != NULL or y.shape[0] != s.k:
             return None
         # (Output by output, or outputs innermost: run_csr's layouts.)
         if not dense and (_outputs_apart(s) or _columns_first(s, nnz)):
@@ -191,7 +192,7 @@ cdef class OneRow:
         if not weight <= self.weight_limit or (self.bound_limit < INFINITY and not (
                 self._bound(x, nnz, &y[0]) * weight <= self.bound_limit)):
             return None
-        if (s.options or not dense) and s.row_size < nnz:
+        if (s.config.options or not dense) and s.scratch.row_size < nnz:
             loop._row_scratch(nnz)  # the implicit update works on whole rows
         # The state a failed trial goes back to (TrialLoop.save): a whole copy for a
         # dense row, the coordinates a CSR row touches.
@@ -210,22 +211,23 @@ cdef class OneRow:
                 for q in range(nnz):
                     a += self.start[q if dense else columns[q]] * x[q]
             for j in range(s.k):
-                s.a[j] = a
+                s.scratch.a[j] = a
             start_loss = weight * _transfer_and_loss(s, &y[0])
-        s.eta, s.eta_intercept = eta, intercept_eta
+        s.config.eta, s.config.eta_intercept = eta, intercept_eta
         # (Averaged from trial ``average`` on, as run_pass's average_from.)
-        s.trial, s.average_from = 0, (t + 1 < self.average) if self.average else 0
+        s.trial, s.avg.start = 0, (t + 1 < self.average) if self.average else 0
         s.loss_sum = cumulative_loss
         # A run of one trial (run_dense's and run_csr's steps around it).
         _begin_run(s)
         if not dense:
-            s.lazy = _lazy_run(s)
+            s.params.lazy = _lazy_run(s)
         ok = _run_trial(s, x, columns, nnz, dense, NULL, &y[0], weight, &loss)
-        if not dense and s.lazy:  # (a failed trial wrote to its row's columns too)
+        # (A failed trial wrote to its row's columns too.)
+        if not dense and s.params.lazy:
             bounds[0], bounds[1] = 0, nnz
             _sync_theta(s, columns, bounds, &first, 1, nnz)
         ok = _end_run(s, columns, nnz, ok)
-        s.eta, s.eta_intercept = loop.eta, loop.intercept_eta
+        s.config.eta, s.config.eta_intercept = loop.eta, loop.intercept_eta
         cumulative_loss = s.loss_sum
         initial_loss += start_loss
         if ok and isfinite(cumulative_loss) and not (

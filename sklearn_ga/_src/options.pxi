@@ -1,9 +1,9 @@
 # The options of the estimators, in a trial of their own (_trial_options), which
-# _trial calls only when one is set (s.options): clipped predictions (GA^Y, KW01 §4),
-# the square loss (GA_L, eq. 35), implicit updates (eq. 22, 25) solved per row by a
-# bracketed root search on O(nnz) evaluations, natural updates (KMWW eq. 5; Dpsi in
-# psi.pxi) and the geodesic psi's steps (KMWW Examples 2, 3). They reuse the row
-# updates of dense_rows.pxi and csr_rows.pxi for the weights.
+# _trial calls only when one is set (s.config.options): clipped predictions (GA^Y,
+# KW01 §4), the square loss (GA_L, eq. 35), implicit updates (eq. 22, 25) solved per
+# row by a bracketed root search on O(nnz) evaluations, natural updates (KMWW eq. 5;
+# Dpsi in psi.pxi) and the geodesic psi's steps (KMWW Examples 2, 3). They reuse the
+# row updates of dense_rows.pxi and csr_rows.pxi for the weights.
 
 
 cdef bint _update_known(int update) noexcept nogil:
@@ -28,7 +28,7 @@ cdef double _row_dot(State* s, Py_ssize_t j, const double* x_val, const index_t*
     cdef double total = 0.0
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
-        total += _unscaled_weight(s, s.num[i], s.den[i]) * x_val[q]
+        total += _unscaled_weight(s, s.params.num[i], s.params.den[i]) * x_val[q]
     return total
 
 
@@ -36,17 +36,17 @@ cdef double _geodesic_dot(State* s, Py_ssize_t j, const double* x_val,
                           const index_t* x_ind, Py_ssize_t nnz) noexcept nogil:
     """psi(theta_j) . x / scale_j of a CSR row for the sphere or the simplex, whose
     terms hold theta; the same pass, which takes the row's cache misses, stores in
-    s.geodesic what the step needs besides: with w = num (sphere) or num^2
+    s.scratch.geodesic what the step needs besides: with w = num (sphere) or num^2
     (simplex), sum x^2 (sphere) or scale sum w x^2 (simplex), sum |w x|, max |num|
     and max |x| (see _geodesic_sparse_row). One sum each, in the row's order: eight
     partial sums indexed by column, as the dense row's (ga_geodesic_sums), are
     slower here."""
     cdef Py_ssize_t q
-    cdef const double* nums = s.num + j * s.n
-    cdef double* sums = s.geodesic + j * GEODESIC_SUMS
+    cdef const double* nums = s.params.num + j * s.n
+    cdef double* sums = s.scratch.geodesic + j * GEODESIC_SUMS
     cdef double term, w, x, dot = 0.0, quad = 0.0, size = 0.0, top = 0.0, x_top = 0.0
-    cdef double scale = s.scale[j]
-    cdef bint sphere = _sphere(s.psi)
+    cdef double scale = s.params.scale[j]
+    cdef bint sphere = _sphere(s.config.psi)
     # The loop below is long per coordinate: a whole row's loads would not fit in
     # the CPU's window of instructions in flight. Start every cache miss first.
     for q in range(nnz):
@@ -66,15 +66,16 @@ cdef double _geodesic_dot(State* s, Py_ssize_t j, const double* x_val,
 cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
                                   Py_ssize_t nnz) noexcept nogil:
     """sum_i den_ji over the coordinates a (canonical, sorted) CSR row leaves alone,
-    in units of s.rest_shift[j] (the row's shift unless set here)."""
+    in units of s.scratch.rest_shift[j] (the row's shift unless set here)."""
     cdef Py_ssize_t q, i, base = j * s.n
-    cdef double rest = s.norm[j], top = -INFINITY, num, den
+    cdef double rest = s.params.norm[j], top = -INFINITY, num, den
     if nnz == s.n:
         return 0.0
     for q in range(nnz):
         i = base + x_ind[q]
-        rest -= _normalizer_term(s, s.num[i], s.den[i], s.theta[i], s.shift[j])
-    if rest >= 0.25 * s.norm[j]:
+        rest -= _normalizer_term(s, s.params.num[i], s.params.den[i], s.params.theta[i],
+                                 s.params.shift[j])
+    if rest >= 0.25 * s.params.norm[j]:
         return rest
     # The touched terms carry most of the normalizer: sum the others exactly, O(n),
     # in units of their own largest parameter (in the row's units, set by a touched
@@ -84,9 +85,9 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
         if q < nnz and x_ind[q] == i:
             q += 1
         else:
-            top = fmax(top, s.theta[base + i] if _signed_shift(s.psi)
-                       else fabs(s.theta[base + i]))
-    if _power_terms(s.psi):
+            top = fmax(top, s.params.theta[base + i] if _signed_shift(s.config.psi)
+                       else fabs(s.params.theta[base + i]))
+    if _power_terms(s.config.psi):
         if not top > 0.0:
             return 0.0  # the untouched parameters are all 0
         top = _pnorm_shift(top)
@@ -96,11 +97,11 @@ cdef double _untouched_normalizer(State* s, Py_ssize_t j, const index_t* x_ind,
         if q < nnz and x_ind[q] == i:
             q += 1
         else:
-            _terms(s, s.theta + base + i, &num, &den, top, 1)
-            if not _two_terms(s.psi):
+            _terms(s, s.params.theta + base + i, &num, &den, top, 1)
+            if not _two_terms(s.config.psi):
                 den = num  # (the other psi have one term)
-            rest += _normalizer_term(s, num, den, s.theta[base + i], top)
-    s.rest_shift[j] = top
+            rest += _normalizer_term(s, num, den, s.params.theta[base + i], top)
+    s.scratch.rest_shift[j] = top
     return rest
 
 
@@ -110,23 +111,24 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
     """A_j(v) = psi(theta_j - h v x) . x + b_j - hb v (clipped), decreasing in v.
 
     ``rest`` is the normalizer of the coordinates x does not touch (0 for dense rows),
-    in units of s.rest_shift[j].
+    in units of s.scratch.rest_shift[j].
     """
     cdef Py_ssize_t q, base = j * s.n
-    cdef double shift = s.rest_shift[j], top, dot = 0.0, norm = rest, scale = 1.0, a
+    cdef double shift = s.scratch.rest_shift[j], top, dot = 0.0, norm = rest
+    cdef double scale = 1.0, a
     for q in range(nnz):
         # (A zero x_q, absent from a CSR row, keeps its parameter even where h v
         # overflows: no inf * 0.)
-        s.row_theta[q] = s.theta[base + (q if dense else x_ind[q])] - (
+        s.scratch.row_theta[q] = s.params.theta[base + (q if dense else x_ind[q])] - (
             h * v * x_val[q] if x_val[q] != 0.0 else 0.0)
-    if _no_terms(s.psi):
+    if _no_terms(s.config.psi):
         for q in range(nnz):
-            dot += s.row_theta[q] * x_val[q]
+            dot += s.scratch.row_theta[q] * x_val[q]
     else:
-        if _normalized(s.psi) and nnz > 0:
+        if _normalized(s.config.psi) and nnz > 0:
             # Terms relative to the largest new parameter, so that none overflows.
-            top = ga_max(s.row_theta, nnz, not _signed_shift(s.psi))
-            if _power_terms(s.psi):
+            top = ga_max(s.scratch.row_theta, nnz, not _signed_shift(s.config.psi))
+            if _power_terms(s.config.psi):
                 top = _pnorm_shift(top)
             if norm == 0.0:
                 # Nothing else in the normalizer (a dense row, or untouched
@@ -137,19 +139,21 @@ cdef double _implicit_activation(State* s, Py_ssize_t j, double v, const double*
             elif top > shift:
                 norm *= _rescale(s, shift, top)
                 shift = top
-        _terms(s, s.row_theta, s.row_num, s.row_den, shift, nnz)
+        _terms(s, s.scratch.row_theta, s.scratch.row_num, s.scratch.row_den, shift, nnz)
         for q in range(nnz):
-            dot += _unscaled_weight(s, s.row_num[q], s.row_den[q]) * x_val[q]
-            norm += _normalizer_term(s, s.row_num[q], s.row_den[q], s.row_theta[q],
+            dot += (_unscaled_weight(s, s.scratch.row_num[q], s.scratch.row_den[q])
+                    * x_val[q])
+            norm += _normalizer_term(s, s.scratch.row_num[q], s.scratch.row_den[q],
+                                     s.scratch.row_theta[q],
                                      shift)
-        if _normalized(s.psi):
+        if _normalized(s.config.psi):
             scale = _scale_value(s, norm, shift)
-    a = scale * dot + s.intercept[j] - hb * v
+    a = scale * dot + s.params.intercept[j] - hb * v
     # (Clipped by comparisons, which keep a NaN for the caller to report: fmin and
     # fmax would turn it into an end of the range.)
-    if a < s.clip_low:
-        return s.clip_low
-    return s.clip_high if a > s.clip_high else a
+    if a < s.config.clip_low:
+        return s.config.clip_low
+    return s.config.clip_high if a > s.config.clip_high else a
 
 
 cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
@@ -159,27 +163,30 @@ cdef double _implicit_gap(State* s, Py_ssize_t j, double v, const double* x_val,
     normalizer equation G(L) = -sum_l s_l(L), increasing in L = v.
 
     F_j's root is row j's residual of the implicit update, KW01 eq. (22) / (25); for
-    softmax, phi_j = e^{A_j - L} with the log-normalizer L = s.lse held fixed.
+    softmax, phi_j = e^{A_j - L} with the log-normalizer L = s.scratch.lse held fixed.
     """
     cdef Py_ssize_t l
     cdef double a, total = 0.0
     if j < 0:
-        s.lse = v
+        s.scratch.lse = v
         for l in range(s.k):
-            s.residual[l] = _softmax_row(s, l, x_val, x_ind, nnz, dense, y, h, hb)
-            total += s.residual[l]
+            s.scratch.residual[l] = _softmax_row(s, l, x_val, x_ind, nnz, dense, y, h,
+                                                 hb)
+            total += s.scratch.residual[l]
         return -total
-    a = _implicit_activation(s, j, v, x_val, x_ind, nnz, dense, h, hb, s.rest[j])
-    if _coupled(s.phi):
-        return v - (exp(a - s.lse) - y[j])
-    return v - (_phi_value(s.phi, a) - y[j])
+    a = _implicit_activation(s, j, v, x_val, x_ind, nnz, dense, h, hb,
+                             s.scratch.rest[j])
+    if _coupled(s.config.phi):
+        return v - (exp(a - s.scratch.lse) - y[j])
+    return v - (_phi_value(s.config.phi, a) - y[j])
 
 
 cdef double _implicit_root(State* s, Py_ssize_t j, double lo, double flo, double hi,
                            const double* x_val, const index_t* x_ind, Py_ssize_t nnz,
                            bint dense, const double* y, double h,
                            double hb) noexcept nogil:
-    """The root of _implicit_gap between lo (where F = flo) and hi, to machine precision.
+    """The root of _implicit_gap between lo (where F = flo) and hi, to machine
+    precision.
 
     F is increasing and changes sign on [lo, hi]. Regula falsi with the Illinois
     modification converges superlinearly; bisection replaces a step that leaves the
@@ -220,7 +227,7 @@ cdef double _softmax_row(State* s, Py_ssize_t j, const double* x_val,
     As for a coordinate-wise phi, [0, r0] with r0 = e^{a_j - L} - y_j brackets it;
     when r0 overflows, the upper end doubles from 1 until F_j turns positive.
     """
-    cdef double r0 = exp(s.a[j] - s.lse) - y[j], hi = 1.0
+    cdef double r0 = exp(s.scratch.a[j] - s.scratch.lse) - y[j], hi = 1.0
     cdef int step
     if r0 == 0.0 or r0 != r0:
         return r0
@@ -236,7 +243,8 @@ cdef double _softmax_row(State* s, Py_ssize_t j, const double* x_val,
 cdef bint _implicit_residuals(State* s, const double* x_val, const index_t* x_ind,
                               Py_ssize_t nnz, bint dense, const double* y, double h,
                               double hb) noexcept nogil:
-    """Replace s.residual (the explicit residuals) by the solution of KW01 eq. (22)/(25).
+    """Replace s.scratch.residual (the explicit residuals) by the solution of KW01
+    eq. (22)/(25).
 
     Coordinate-wise phi: one scalar equation per row, bracketed by [0, r0] since
     F_j(0) = -r0 and F_j(r0) has the sign of r0 (r0 = phi(a_j) - y_j).
@@ -251,29 +259,29 @@ cdef bint _implicit_residuals(State* s, const double* x_val, const index_t* x_in
     cdef double v, low, high, top_low = -INFINITY, top_high = -INFINITY
     cdef double sum_low = 0.0, sum_high = 0.0
     for j in range(s.k):
-        s.rest_shift[j] = s.shift[j]
-        s.rest[j] = (_untouched_normalizer(s, j, x_ind, nnz)
-                     if not dense and _normalized(s.psi) else 0.0)
-    if not _coupled(s.phi):
+        s.scratch.rest_shift[j] = s.params.shift[j]
+        s.scratch.rest[j] = (_untouched_normalizer(s, j, x_ind, nnz)
+                     if not dense and _normalized(s.config.psi) else 0.0)
+    if not _coupled(s.config.phi):
         for j in range(s.k):
-            v = s.residual[j]
+            v = s.scratch.residual[j]
             if v != 0.0:
                 v = _implicit_root(s, j, 0.0, -v, v, x_val, x_ind, nnz, dense, y, h, hb)
             if v != v:
                 return False
-            s.residual[j] = v
+            s.scratch.residual[j] = v
         return True
     for j in range(s.k):
         # A_j(1 - y_j) and A_j(-y_j), kept in wx and residual for the log-sum-exp.
-        s.wx[j] = _implicit_activation(s, j, 1.0 - y[j], x_val, x_ind, nnz, dense, h, hb,
-                                       s.rest[j])
-        s.residual[j] = _implicit_activation(s, j, -y[j], x_val, x_ind, nnz, dense, h,
-                                             hb, s.rest[j])
-        top_low = fmax(top_low, s.wx[j])
-        top_high = fmax(top_high, s.residual[j])
+        s.scratch.wx[j] = _implicit_activation(s, j, 1.0 - y[j], x_val, x_ind, nnz,
+                                               dense, h, hb, s.scratch.rest[j])
+        s.scratch.residual[j] = _implicit_activation(s, j, -y[j], x_val, x_ind, nnz,
+                                                     dense, h, hb, s.scratch.rest[j])
+        top_low = fmax(top_low, s.scratch.wx[j])
+        top_high = fmax(top_high, s.scratch.residual[j])
     for j in range(s.k):
-        sum_low += exp(s.wx[j] - top_low)
-        sum_high += exp(s.residual[j] - top_high)
+        sum_low += exp(s.scratch.wx[j] - top_low)
+        sum_high += exp(s.scratch.residual[j] - top_high)
     low, high = top_low + log(sum_low), top_high + log(sum_high)
     if not low < high:
         high = low
@@ -284,7 +292,7 @@ cdef bint _implicit_residuals(State* s, const double* x_val, const index_t* x_in
         return False
     _implicit_gap(s, -1, v, x_val, x_ind, nnz, dense, y, h, hb)  # s_j(L) at the root
     for j in range(s.k):
-        if s.residual[j] != s.residual[j]:
+        if s.scratch.residual[j] != s.scratch.residual[j]:
             return False
     return True
 
@@ -306,11 +314,11 @@ cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     """
     cdef Py_ssize_t q, i, base = j * s.n
     # c and quad were summed in the dot product's pass.
-    cdef double c = s.wx[j], quad = s.geodesic[j * GEODESIC_SUMS + 1]
+    cdef double c = s.scratch.wx[j], quad = s.scratch.geodesic[j * GEODESIC_SUMS + 1]
     cdef double radius, g, angle, ratio, alpha, beta, scale
     cdef double sign = 1.0 if r > 0.0 else -1.0
-    cdef bint sphere = _sphere(s.psi), lazy
-    radius = s.U if sphere else 2.0
+    cdef bint sphere = _sphere(s.config.psi), lazy
+    radius = s.config.U if sphere else 2.0
     # (c / R)^2 <= quad: c * c alone may overflow where quad does not.
     g = quad - (c / radius) * (c / radius) if sphere else quad - c * c
     if not isfinite(g):
@@ -331,36 +339,40 @@ cdef bint _geodesic_step(State* s, Py_ssize_t j, double eta, double r,
     if alpha >= 0.5:
         # Sphere: theta = omega shift / scale, theta' = theta - (beta / alpha)
         # shift / scale x; simplex: theta' = theta (1 - (beta / alpha) x).
-        scale = beta / alpha * (s.shift[j] / s.scale[j] if sphere else 1.0)
+        scale = beta / alpha * (s.params.shift[j] / s.params.scale[j] if sphere
+                                else 1.0)
         if not dense:
             _geodesic_sparse_row(s, j, scale, x_val, x_ind, nnz)
         elif sphere:
             _update_dense_row(s, j, scale, x_val, 0.0)
         else:
             for q in range(nnz):
-                s.theta[base + q] -= (scale * s.theta[base + q]) * x_val[q]
+                s.params.theta[base + q] -= ((scale * s.params.theta[base + q])
+                                             * x_val[q])
             _recompute_row(s, j)
         return True
     # A long step: rebuild the row as omega' (sphere) or u' up to a factor (simplex).
     _guard_rows(s)
-    if s.lazy:
+    if s.params.lazy:
         _sync_theta_row(s, j)
     for q in range(nnz):
-        s.row_x[q] = s.theta[base + (q if dense else x_ind[q])]
+        s.scratch.row_x[q] = s.params.theta[base + (q if dense else x_ind[q])]
     for i in range(s.n):
         if sphere:
-            s.theta[base + i] = alpha * s.scale[j] * s.num[base + i]
+            s.params.theta[base + i] = (alpha * s.params.scale[j]
+                                        * s.params.num[base + i])
         else:
-            s.theta[base + i] *= alpha
+            s.params.theta[base + i] *= alpha
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
         if sphere:
-            s.theta[i] -= beta * x_val[q]
+            s.params.theta[i] -= beta * x_val[q]
         else:
-            s.theta[i] = s.row_x[q] * (alpha - beta * x_val[q])
-    lazy, s.lazy = s.lazy, False  # theta was rebuilt: it holds the row, not the terms
+            s.params.theta[i] = s.scratch.row_x[q] * (alpha - beta * x_val[q])
+    # Theta was rebuilt: it holds the row, not the terms.
+    lazy, s.params.lazy = s.params.lazy, False
     _recompute_row(s, j)
-    s.lazy = lazy
+    s.params.lazy = lazy
     return True
 
 
@@ -376,20 +388,20 @@ cdef void _pull(State* s, Py_ssize_t j) noexcept nogil:
     (exponentials for the exponential psi).
     """
     cdef Py_ssize_t i, base = j * s.n
-    cdef double factor = fmax(0.0, 1.0 - s.eta * s.alpha)
+    cdef double factor = fmax(0.0, 1.0 - s.config.eta * s.config.alpha)
     if factor == 1.0:
         return
-    if _homogeneous(s.psi) and s.update == UPDATE_EXPLICIT:
-        s.decay[j] *= factor
-        s.scale[j] *= factor
-        if s.decay[j] < DECAY_FLOOR:
+    if _homogeneous(s.config.psi) and s.config.update == UPDATE_EXPLICIT:
+        s.params.decay[j] *= factor
+        s.params.scale[j] *= factor
+        if s.params.decay[j] < DECAY_FLOOR:
             _fold_decay(s, j)
         return
     _guard_rows(s)
-    if s.avg != NULL:
+    if s.avg.acc != NULL:
         _rebase_row(s, j)  # (the identity's terms are theta)
     for i in range(base, base + s.n):
-        s.theta[i] *= factor
+        s.params.theta[i] *= factor
     _recompute_row(s, j)
 
 
@@ -400,62 +412,68 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
     square loss (GA_L, eq. 35), implicit (eq. 22) or natural (KMWW eq. 5) updates
     and geodesic parameterizations (KMWW Examples 2, 3)."""
     cdef Py_ssize_t j
-    cdef double r, x_top = 0.0, eta = s.eta * weight, step_scale = s.eta * weight
-    cdef double eta_b = s.eta_intercept * weight if s.fit_intercept else 0.0
+    cdef double r, x_top = 0.0, eta = s.config.eta * weight
+    cdef double step_scale = s.config.eta * weight
+    cdef double eta_b = (s.config.eta_intercept * weight if s.config.fit_intercept
+                         else 0.0)
     cdef double moved = 0.0, stepped = 0.0  # sum r^2 of the additive, of all steps
     for j in range(s.k):
-        if not _geodesic(s.psi):
-            s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
+        if not _geodesic(s.config.psi):
+            s.scratch.wx[j] = s.params.scale[j] * _row_dot(s, j, x_val, x_ind, nnz,
+                                                           dense)
         elif dense:
-            s.wx[j] = s.scale[j] * ga_geodesic_sums(
-                s.num + j * s.n, x_val, nnz, s.scale[j], _simplex(s.psi),
-                s.geodesic + j * GEODESIC_SUMS + 1)
+            s.scratch.wx[j] = s.params.scale[j] * ga_geodesic_sums(
+                s.params.num + j * s.n, x_val, nnz, s.params.scale[j],
+                _simplex(s.config.psi), s.scratch.geodesic + j * GEODESIC_SUMS + 1)
         else:
-            s.wx[j] = s.scale[j] * _geodesic_dot(s, j, x_val, x_ind, nnz)
-        s.a[j] = s.wx[j] + s.intercept[j]
-        if not isfinite(s.a[j]):
+            s.scratch.wx[j] = s.params.scale[j] * _geodesic_dot(s, j, x_val, x_ind, nnz)
+        s.scratch.a[j] = s.scratch.wx[j] + s.params.intercept[j]
+        if not isfinite(s.scratch.a[j]):
             return False
         # GA^Y: clipping phi(a) to [-Y, Y] is clipping a to [phi^-1(-Y), phi^-1(Y)].
-        s.a[j] = fmin(fmax(s.a[j], s.clip_low), s.clip_high)
-    s.dot_ready = False
+        s.scratch.a[j] = fmin(fmax(s.scratch.a[j], s.config.clip_low),
+                              s.config.clip_high)
+    s.scratch.dot_ready = False
     loss[0] = _transfer_and_loss(s, y)
-    if s.loss_kind == LOSS_SQUARE:
+    if s.config.loss_kind == LOSS_SQUARE:
         loss[0] = _square_loss(s, y)
     else:
         for j in range(s.k):
-            s.residual[j] = s.y_hat[j] - y[j]
+            s.scratch.residual[j] = s.scratch.y_hat[j] - y[j]
     if not isfinite(loss[0]):
         return False
-    if _two_terms(s.psi) and s.update != UPDATE_NATURAL:
-        step_scale *= s.U  # HKW §III, as in _trial
+    if _two_terms(s.config.psi) and s.config.update != UPDATE_NATURAL:
+        step_scale *= s.config.U  # HKW §III, as in _trial
     if _multiplicative(s, 0.0, 0.0) and nnz > 0:  # psi with multiplicative steps
         x_top = ga_max(x_val, nnz, 1)
-    if s.alpha > 0.0:  # the penalty's step comes before the update rule's
+    if s.config.alpha > 0.0:  # the penalty's step comes before the update rule's
         for j in range(s.k):
             _pull(s, j)
-        if s.update != UPDATE_EXPLICIT:
+        if s.config.update != UPDATE_EXPLICIT:
             # The natural rule's Dpsi and the implicit equation (its bracket from the
             # residual) are taken at the pulled parameters.
             for j in range(s.k):
-                s.wx[j] = s.scale[j] * _row_dot(s, j, x_val, x_ind, nnz, dense)
-                s.a[j] = fmin(fmax(s.wx[j] + s.intercept[j], s.clip_low), s.clip_high)
+                s.scratch.wx[j] = s.params.scale[j] * _row_dot(s, j, x_val, x_ind,
+                                                               nnz, dense)
+                s.scratch.a[j] = fmin(fmax(s.scratch.wx[j] + s.params.intercept[j],
+                                           s.config.clip_low), s.config.clip_high)
             _transfer_and_loss(s, y)
-            if s.loss_kind == LOSS_SQUARE:
+            if s.config.loss_kind == LOSS_SQUARE:
                 _square_loss(s, y)
             else:
                 for j in range(s.k):
-                    s.residual[j] = s.y_hat[j] - y[j]
+                    s.scratch.residual[j] = s.scratch.y_hat[j] - y[j]
     # KW01 eq. (22): the residuals at the new parameters, not at the old ones.
-    if s.update == UPDATE_IMPLICIT and not _implicit_residuals(
+    if s.config.update == UPDATE_IMPLICIT and not _implicit_residuals(
             s, x_val, x_ind, nnz, dense, y, step_scale, eta_b):
         return False
     for j in range(s.k):
-        r = s.residual[j]
+        r = s.scratch.residual[j]
         if r == 0.0:
             continue
-        if s.avg != NULL:
+        if s.avg.acc != NULL:
             _settle_columns(s, j, x_ind, nnz, dense)
-        if _geodesic(s.psi):
+        if _geodesic(s.config.psi):
             if not _geodesic_step(s, j, eta, r, x_val, x_ind, nnz, dense):
                 return False
         elif not isfinite(step_scale * r):
@@ -464,18 +482,18 @@ cdef bint _trial_options(State* s, const double* x_val, const index_t* x_ind,
             # and CSR rows (a zero of a dense row is an absent entry of a CSR one).
             if nnz > 0 and ga_max(x_val, nnz, 1) > 0.0:
                 return False
-        elif s.update == UPDATE_NATURAL and not _no_terms(s.psi):
+        elif s.config.update == UPDATE_NATURAL and not _no_terms(s.config.psi):
             _natural_step(s, j, step_scale * r, x_val, x_ind, nnz, dense)
         elif dense:
-            _update_dense_row(s, j, step_scale * r / s.decay[j], x_val, x_top)
+            _update_dense_row(s, j, step_scale * r / s.params.decay[j], x_val, x_top)
             moved += r * r
         else:
-            _update_sparse_row(s, j, step_scale * r / s.decay[j], x_val, x_ind, nnz,
-                               x_top)
+            _update_sparse_row(s, j, step_scale * r / s.params.decay[j], x_val, x_ind,
+                               nnz, x_top)
             moved += r * r
         stepped += r * r
-        if s.fit_intercept:
-            s.intercept[j] -= eta_b * r
+        if s.config.fit_intercept:
+            s.params.intercept[j] -= eta_b * r
     # D of the additive rows' steps and of every intercept's (the geodesic and
     # natural steps added their rows'; a penalty's pull is not counted).
     if moved != 0.0:

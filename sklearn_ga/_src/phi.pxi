@@ -80,7 +80,7 @@ cdef double _start_loss(State* s, double start, const double* x, Py_ssize_t n,
     cdef Py_ssize_t j
     cdef double a = start * ga_sum(x, 1.0, n) if start != 0.0 else 0.0
     for j in range(s.k):
-        s.a[j] = a
+        s.scratch.a[j] = a
     return _transfer_and_loss(s, y)
 
 
@@ -91,46 +91,46 @@ cdef double _transfer_and_loss(State* s, const double* y) noexcept nogil:
     """
     cdef Py_ssize_t j, k = s.k
     cdef double a, loss = 0.0, amax, lse, log_sum, z
-    if s.phi == PHI_SOFTMAX:
-        amax = s.a[0]
+    if s.config.phi == PHI_SOFTMAX:
+        amax = s.scratch.a[0]
         for j in range(1, k):
-            if s.a[j] > amax:
-                amax = s.a[j]
+            if s.scratch.a[j] > amax:
+                amax = s.scratch.a[j]
         log_sum = 0.0
         for j in range(k):
-            log_sum += exp(s.a[j] - amax)
+            log_sum += exp(s.scratch.a[j] - amax)
         log_sum = log(log_sum)
         lse = amax + log_sum
         for j in range(k):
-            s.y_hat[j] = exp(s.a[j] - lse)
+            s.scratch.y_hat[j] = exp(s.scratch.a[j] - lse)
             # ln y_hat_j = (a_j - max a) - ln sum_l e^{a_l - max a}, as the registry's
             # log_softmax; a class of target 0 adds nothing.
             if y[j] > 0.0:
-                loss += _xlogx(y[j]) - y[j] * ((s.a[j] - amax) - log_sum)
+                loss += _xlogx(y[j]) - y[j] * ((s.scratch.a[j] - amax) - log_sum)
         return loss
     for j in range(k):
-        a = s.a[j]
-        if s.phi == PHI_IDENTITY:
-            s.y_hat[j] = a
+        a = s.scratch.a[j]
+        if s.config.phi == PHI_IDENTITY:
+            s.scratch.y_hat[j] = a
             loss += 0.5 * (y[j] - a) * (y[j] - a)
-        elif s.phi == PHI_LOGISTIC:
+        elif s.config.phi == PHI_LOGISTIC:
             z = exp(-fabs(a))
-            s.y_hat[j] = 1.0 / (1.0 + z) if a >= 0.0 else z / (1.0 + z)
+            s.scratch.y_hat[j] = 1.0 / (1.0 + z) if a >= 0.0 else z / (1.0 + z)
             loss += _bernoulli_loss(y[j], a, log1p(z))
-        elif s.phi == PHI_TANH:
-            s.y_hat[j] = tanh(a)
+        elif s.config.phi == PHI_TANH:
+            s.scratch.y_hat[j] = tanh(a)
             # L_tanh(y, a) = L_logistic((1 + y) / 2, 2a).
             loss += _bernoulli_loss(0.5 * (1.0 + y[j]), 2.0 * a,
                                     log1p(exp(-2.0 * fabs(a))))
-        elif s.phi == PHI_ARCTAN:
-            s.y_hat[j] = atan(a)
+        elif s.config.phi == PHI_ARCTAN:
+            s.scratch.y_hat[j] = atan(a)
             loss += _arctan_loss(y[j], a)
-        elif s.phi == PHI_EXP:
-            s.y_hat[j] = exp(a)
-            loss += _exp_loss(y[j], s.y_hat[j], a)
-        elif s.phi == PHI_SIGN:
+        elif s.config.phi == PHI_EXP:
+            s.scratch.y_hat[j] = exp(a)
+            loss += _exp_loss(y[j], s.scratch.y_hat[j], a)
+        elif s.config.phi == PHI_SIGN:
             # An undecided prediction (a = 0) counts as a mistake, as in the Perceptron.
-            s.y_hat[j] = y[j] if y[j] * a > 0.0 else -y[j]
+            s.scratch.y_hat[j] = y[j] if y[j] * a > 0.0 else -y[j]
             loss += -y[j] * a if y[j] * a < 0.0 else 0.0
     return loss
 
@@ -153,24 +153,24 @@ cdef double _square_loss(State* s, const double* y) noexcept nogil:
     cdef Py_ssize_t j
     cdef double d, slope, loss = 0.0, inner = 0.0
     for j in range(s.k):
-        d = s.y_hat[j] - y[j]
+        d = s.scratch.y_hat[j] - y[j]
         loss += 0.5 * d * d
-        inner += s.y_hat[j] * d
+        inner += s.scratch.y_hat[j] * d
     for j in range(s.k):
-        d = s.y_hat[j] - y[j]
-        if s.phi == PHI_SOFTMAX:
+        d = s.scratch.y_hat[j] - y[j]
+        if s.config.phi == PHI_SOFTMAX:
             # The softmax Jacobian diag(y_hat) - y_hat y_hat^T applied to d.
-            s.residual[j] = s.y_hat[j] * (d - inner)
+            s.scratch.residual[j] = s.scratch.y_hat[j] * (d - inner)
             continue
-        if s.phi == PHI_LOGISTIC:
-            slope = s.y_hat[j] * (1.0 - s.y_hat[j])
-        elif s.phi == PHI_TANH:
-            slope = 1.0 - s.y_hat[j] * s.y_hat[j]
-        elif s.phi == PHI_ARCTAN:
-            slope = 1.0 / (1.0 + s.a[j] * s.a[j])
-        elif s.phi == PHI_EXP:
-            slope = s.y_hat[j]
+        if s.config.phi == PHI_LOGISTIC:
+            slope = s.scratch.y_hat[j] * (1.0 - s.scratch.y_hat[j])
+        elif s.config.phi == PHI_TANH:
+            slope = 1.0 - s.scratch.y_hat[j] * s.scratch.y_hat[j]
+        elif s.config.phi == PHI_ARCTAN:
+            slope = 1.0 / (1.0 + s.scratch.a[j] * s.scratch.a[j])
+        elif s.config.phi == PHI_EXP:
+            slope = s.scratch.y_hat[j]
         else:  # PHI_IDENTITY (the estimators pair no square loss with sign)
             slope = 1.0
-        s.residual[j] = d * slope
+        s.scratch.residual[j] = d * slope
     return loss

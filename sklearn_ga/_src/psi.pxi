@@ -136,24 +136,25 @@ cdef double _row_bound(int psi, double U, double p, const double* x, Py_ssize_t 
 cdef void _terms(State* s, const double* theta, double* num, double* den, double shift,
                  Py_ssize_t n) noexcept nogil:
     """num and den of n parameters (HKW §III, KW01 §3); the identity stores none."""
+    cdef int psi = s.config.psi
     cdef Py_ssize_t q
-    if s.psi == PSI_SOFTMAX:
+    if psi == PSI_SOFTMAX:
         ga_softmax_terms(theta, num, shift, n)
-    elif s.psi == PSI_EG_PM:
+    elif psi == PSI_EG_PM:
         # EG on x' = (Ux, -Ux) keeps theta^- = -theta^+: weights e^{+-theta - shift}.
         ga_eg_pm_terms(theta, num, den, shift, n)
-    elif s.psi == PSI_EXP:
+    elif psi == PSI_EXP:
         ga_exp_terms(theta, num, n)
-    elif s.psi == PSI_PNORM:
+    elif psi == PSI_PNORM:
         # sign(t)|t|^(p-1) / ||theta||_p^(p-2), with |t| measured in units of the shift.
-        ga_pnorm_terms(theta, num, shift, s.p, n)
-    elif _geodesic(s.psi):
+        ga_pnorm_terms(theta, num, shift, s.config.p, n)
+    elif _geodesic(psi):
         # omega = U theta / ||theta||_2 (sphere) or theta^2 / ||theta||_2^2 (simplex,
         # KMWW Ex. 3 with theta = sqrt(omega) up to a factor): num = theta / shift;
         # the normalizer term num^2 is not stored (den is num).
         for q in range(n):
             num[q] = theta[q] / shift
-    elif s.psi == PSI_BURG:
+    elif psi == PSI_BURG:
         # The link of the Burg entropy -sum ln w is -1/w: w = -1/theta on theta < 0.
         # At theta >= 0 the weight is +inf, its limit at 0: an explicit run reports
         # a divergence (its activation, or the final check, is not finite), and the
@@ -161,8 +162,8 @@ cdef void _terms(State* s, const double* theta, double* num, double* den, double
         # (+ 0.0: a zero of either sign becomes +0, and 1 / +0 = +inf.)
         for q in range(n):
             num[q] = 1.0 / (fmax(-theta[q], 0.0) + 0.0)
-    elif s.psi != PSI_IDENTITY:
-        _unknown_psi(s.psi, "_terms")
+    elif psi != PSI_IDENTITY:
+        _unknown_psi(psi, "_terms")
 
 
 cdef inline double _pnorm_shift(double top) noexcept nogil:
@@ -175,22 +176,23 @@ cdef inline double _pnorm_shift(double top) noexcept nogil:
 cdef inline double _pnorm_power(State* s, double norm) noexcept nogil:
     """norm^(-(p-2)/p) by the kernel's exp and log (cheaper than libm pow); 0 for a
     normalizer of 0."""
-    return 0.0 if norm == 0.0 else ga_exp(s.binomial[0] * ga_log(norm))
+    return 0.0 if norm == 0.0 else ga_exp(s.config.binomial[0] * ga_log(norm))
 
 
 cdef inline double _scale_value(State* s, double norm, double shift) noexcept nogil:
     """omega_ji = scale_j * num_ji for a row with this normalizer and shift."""
-    if s.psi == PSI_SOFTMAX or s.psi == PSI_SIMPLEX:
+    cdef int psi = s.config.psi
+    if psi == PSI_SOFTMAX or psi == PSI_SIMPLEX:
         return 1.0 / norm
-    elif s.psi == PSI_EG_PM:
-        return s.U / norm
-    elif s.psi == PSI_PNORM:
+    elif psi == PSI_EG_PM:
+        return s.config.U / norm
+    elif psi == PSI_PNORM:
         return shift * _pnorm_power(s, norm)
-    elif s.psi == PSI_SPHERE:
-        return s.U / sqrt(norm)
-    elif s.psi == PSI_IDENTITY or s.psi == PSI_EXP or s.psi == PSI_BURG:
+    elif psi == PSI_SPHERE:
+        return s.config.U / sqrt(norm)
+    elif psi == PSI_IDENTITY or psi == PSI_EXP or psi == PSI_BURG:
         return 1.0  # (not normalized)
-    _unknown_psi(s.psi, "_scale_value")
+    _unknown_psi(psi, "_scale_value")
 
 
 cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
@@ -202,23 +204,24 @@ cdef inline void _set_scale(State* s, Py_ssize_t j) noexcept nogil:
     norm^a = norm_0^a (1 + e)^a with e = norm / norm_0 - 1, and (1 + e)^a - 1 is
     a series in e (binomial coefficients) while |e| <= ANCHOR_RANGE.
     """
-    cdef double e, e2, e4, series, norm = s.norm[j]
-    cdef const double* c = s.binomial
-    if s.psi != PSI_PNORM:
-        s.scale[j] = _scale_value(s, norm, s.shift[j]) * s.decay[j]
+    cdef double e, e2, e4, series, norm = s.params.norm[j]
+    cdef const double* c = s.config.binomial
+    if s.config.psi != PSI_PNORM:
+        s.params.scale[j] = _scale_value(s, norm, s.params.shift[j]) * s.params.decay[j]
         return
-    e = norm * s.anchor[j] - 1.0  # (an anchor of 0, none yet: e = -1)
+    e = norm * s.params.anchor[j] - 1.0  # (an anchor of 0, none yet: e = -1)
     if fabs(e) <= ANCHOR_RANGE:
         e2 = e * e
         e4 = e2 * e2
         series = e * ((c[0] + c[1] * e) + e2 * (c[2] + c[3] * e)
                       + e4 * ((c[4] + c[5] * e) + e2 * c[6]))
-        s.scale[j] = (s.shift[j] * (s.anchor_power[j] + s.anchor_power[j] * series)
-                      * s.decay[j])
+        s.params.scale[j] = (s.params.shift[j] * s.params.decay[j]
+                             * (s.params.anchor_power[j]
+                                + s.params.anchor_power[j] * series))
         return
-    s.anchor[j] = 1.0 / norm if norm > 0.0 else 0.0
-    s.anchor_power[j] = _pnorm_power(s, norm)
-    s.scale[j] = s.shift[j] * s.anchor_power[j] * s.decay[j]
+    s.params.anchor[j] = 1.0 / norm if norm > 0.0 else 0.0
+    s.params.anchor_power[j] = _pnorm_power(s, norm)
+    s.params.scale[j] = s.params.shift[j] * s.params.anchor_power[j] * s.params.decay[j]
 
 
 cdef bint _lazy_run(State* s) noexcept nogil:
@@ -226,76 +229,84 @@ cdef bint _lazy_run(State* s) noexcept nogil:
     without options (EG+- while its shifts allow, _shifts_held), and the geodesic
     psi, whose terms theta / shift hold theta too (their options, geodesic steps,
     Y and the square loss, read theta through _theta_at)."""
-    return (not s.options and (s.psi == PSI_SOFTMAX or s.psi == PSI_EXP
-                               or s.psi == PSI_EG_PM and _shifts_held(s))
-            or _geodesic(s.psi))
+    cdef int psi = s.config.psi
+    return (not s.config.options and (psi == PSI_SOFTMAX or psi == PSI_EXP
+                                      or psi == PSI_EG_PM and _shifts_held(s))
+            or _geodesic(psi))
 
 
 cdef Py_ssize_t _held_rows(State* s) noexcept nogil:
     """Rows of scratch a CSR row's update holds per output (_held_row): pnorm's
     terms and theta; EG+-'s den, in plain CSR runs only."""
-    if s.psi == PSI_PNORM:
+    cdef int psi = s.config.psi
+    if psi == PSI_PNORM:
         return 2
-    return 1 if s.psi == PSI_EG_PM and not s.options else 0
+    return 1 if psi == PSI_EG_PM and not s.config.options else 0
 
 
 cdef void _recompute_row(State* s, Py_ssize_t j) noexcept nogil:
     """Rebuild row j's shift, weight terms and normalizer from theta in O(n)."""
+    cdef int psi = s.config.psi
     cdef Py_ssize_t i, base = j * s.n, other
     cdef double shift = 0.0, factor
     _guard_rows(s)
-    if s.avg != NULL:
+    if s.avg.acc != NULL:
         _rebase_row(s, j)  # (every term may change)
-    if s.lazy:
+    if s.params.lazy:
         _sync_theta_row(s, j)
-    if _normalized(s.psi):
-        shift = ga_max(s.theta + base, s.n, s.psi != PSI_SOFTMAX)
-        if s.psi == PSI_PNORM:
+    if _normalized(psi):
+        shift = ga_max(s.params.theta + base, s.n, psi != PSI_SOFTMAX)
+        if psi == PSI_PNORM:
             shift = _pnorm_shift(shift)
-        elif _geodesic(s.psi) and not shift > 0.0:
+        elif _geodesic(psi) and not shift > 0.0:
             shift = 1.0
-    if _geodesic(s.psi) and not 1.0 / SCALE_LIMIT <= shift <= SCALE_LIMIT:
+    if _geodesic(psi) and not 1.0 / SCALE_LIMIT <= shift <= SCALE_LIMIT:
         if shift < DBL_MIN:
             # A subnormal shift: 2^-ilogb(shift) would overflow; lift the row first.
             for i in range(base, base + s.n):
-                s.theta[i] *= SCALE_LIMIT
+                s.params.theta[i] *= SCALE_LIMIT
             shift *= SCALE_LIMIT
         factor = ldexp(1.0, -ilogb(shift))
         for i in range(base, base + s.n):
-            s.theta[i] *= factor
+            s.params.theta[i] *= factor
         shift *= factor
-    if s.lazy and s.psi == PSI_EG_PM and shift > PM_HELD_SHIFT:
+    if s.params.lazy and psi == PSI_EG_PM and shift > PM_HELD_SHIFT:
         # den could underflow against num: end the lazy run, theta and den stored.
         for other in range(s.k):
             if other != j:
                 _sync_theta_row(s, other)
-        s.lazy = False
-    if s.psi != PSI_IDENTITY and ga_uniform(s.theta + base, s.n):
+        s.params.lazy = False
+    if psi != PSI_IDENTITY and ga_uniform(s.params.theta + base, s.n):
         # A uniform row (every fit starts from one) has a single term to compute.
-        _terms(s, s.theta + base, s.num + base, s.den + base, shift, 1)
-        ga_fill(s.num + base, s.num[base], s.n)
-        if s.den != s.num:
-            ga_fill(s.den + base, s.den[base], s.n)
-    elif s.psi != PSI_IDENTITY:
-        _terms(s, s.theta + base, s.num + base, s.den + base, shift, s.n)
-    s.shift[j] = shift
-    s.product[j] = exp(-2.0 * shift)
-    s.age[j] = 0.0
+        _terms(s, s.params.theta + base, s.params.num + base, s.params.den + base,
+               shift, 1)
+        ga_fill(s.params.num + base, s.params.num[base], s.n)
+        if s.params.den != s.params.num:
+            ga_fill(s.params.den + base, s.params.den[base], s.n)
+    elif psi != PSI_IDENTITY:
+        _terms(s, s.params.theta + base, s.params.num + base, s.params.den + base,
+               shift, s.n)
+    s.params.shift[j] = shift
+    s.params.product[j] = exp(-2.0 * shift)
+    s.params.age[j] = 0.0
     _sum_normalizer(s, j)
 
 
 cdef void _sum_normalizer(State* s, Py_ssize_t j) noexcept nogil:
     """Row j's normalizer summed afresh from its terms (no incremental rounding)."""
+    cdef int psi = s.config.psi
     cdef Py_ssize_t base = j * s.n
-    if _geodesic(s.psi):
-        s.norm[j] = ga_dot(s.num + base, s.num + base, s.n)
-    elif s.psi == PSI_PNORM:
-        s.norm[j] = ga_dot(s.num + base, s.theta + base, s.n) / s.shift[j]
+    if _geodesic(psi):
+        s.params.norm[j] = ga_dot(s.params.num + base, s.params.num + base, s.n)
+    elif psi == PSI_PNORM:
+        s.params.norm[j] = (ga_dot(s.params.num + base, s.params.theta + base, s.n)
+                            / s.params.shift[j])
     else:
-        s.norm[j] = ga_sum(s.den + base, 1.0, s.n) if _normalized(s.psi) else 0.0
-    if s.psi == PSI_EG_PM:
-        s.norm[j] += ga_sum(s.num + base, 1.0, s.n)
-    s.mass[j] = 0.0
+        s.params.norm[j] = (ga_sum(s.params.den + base, 1.0, s.n)
+                            if _normalized(psi) else 0.0)
+    if psi == PSI_EG_PM:
+        s.params.norm[j] += ga_sum(s.params.num + base, 1.0, s.n)
+    s.params.mass[j] = 0.0
     _set_scale(s, j)
 
 
@@ -303,17 +314,19 @@ cdef void _recompute_all(State* s) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(s.k):
         _recompute_row(s, j)
-    s.touched = 0
+    s.params.touched = 0
 
 
 cdef inline double* _held_row(State* s, Py_ssize_t j) noexcept nogil:
     """Row j's part of row_held: EG+-'s den, or pnorm's terms then theta."""
-    return s.row_held + j * (2 if s.psi == PSI_PNORM else 1) * s.row_size
+    return (s.scratch.row_held
+            + j * (2 if s.config.psi == PSI_PNORM else 1) * s.scratch.row_size)
 
 
 cdef inline bint _multiplicative(State* s, double step, double x_top) noexcept nogil:
     """Whether a CSR update may scale the exponential terms instead of recomputing."""
-    return ((s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM or s.psi == PSI_EXP)
+    cdef int psi = s.config.psi
+    return ((psi == PSI_SOFTMAX or psi == PSI_EG_PM or psi == PSI_EXP)
             and fabs(step) * x_top <= SHIFT_SLACK)
 
 
@@ -328,30 +341,31 @@ cdef void _reshift_row(State* s, Py_ssize_t j) noexcept nogil:
     """
     cdef Py_ssize_t i, base = j * s.n
     cdef double shift, factor
-    cdef double* num = s.num + base
-    if s.psi != PSI_PNORM:
+    cdef double* num = s.params.num + base
+    if s.config.psi != PSI_PNORM:
         _recompute_row(s, j)
         return
-    shift = _pnorm_shift(ga_max(s.theta + base, s.n, 1))
+    shift = _pnorm_shift(ga_max(s.params.theta + base, s.n, 1))
     _guard_rows(s)
-    if s.avg != NULL:
+    if s.avg.acc != NULL:
         _rebase_row(s, j)
-    ga_pnorm_terms(&s.shift[j], &factor, shift, s.p, 1)
+    ga_pnorm_terms(&s.params.shift[j], &factor, shift, s.config.p, 1)
     for i in range(s.n):
         num[i] *= factor
-    s.shift[j] = shift
+    s.params.shift[j] = shift
     _sum_normalizer(s, j)
 
 
 cdef inline double _unscaled_weight(State* s, double num, double den) noexcept nogil:
     """omega_ji / scale_j of a coordinate, from its terms num and den."""
-    if _term_is_weight(s.psi):
+    cdef int psi = s.config.psi
+    if _term_is_weight(psi):
         return num
-    if s.psi == PSI_EG_PM:
+    if psi == PSI_EG_PM:
         return num - den
-    if s.psi == PSI_SIMPLEX:
+    if psi == PSI_SIMPLEX:
         return num * num
-    _unknown_psi(s.psi, "_unscaled_weight")
+    _unknown_psi(psi, "_unscaled_weight")
 
 
 cdef inline double _normalizer_term(State* s, double num, double den, double theta,
@@ -359,37 +373,40 @@ cdef inline double _normalizer_term(State* s, double num, double den, double the
     """A coordinate's term of the normalizer norm_j, from its terms and theta (EG+-:
     2 cosh(theta) e^-shift; pnorm: |theta / shift|^p = num theta / shift; sphere and
     simplex: num^2; none of these is stored)."""
-    if s.psi == PSI_EG_PM:
+    cdef int psi = s.config.psi
+    if psi == PSI_EG_PM:
         return num + den
-    if _geodesic(s.psi):
+    if _geodesic(psi):
         return num * num
-    if s.psi == PSI_PNORM:
+    if psi == PSI_PNORM:
         return num * theta / shift
-    if (s.psi == PSI_SOFTMAX or s.psi == PSI_EXP or s.psi == PSI_BURG
-            or s.psi == PSI_IDENTITY):
+    if (psi == PSI_SOFTMAX or psi == PSI_EXP or psi == PSI_BURG
+            or psi == PSI_IDENTITY):
         return den  # (exp, burg, identity: not normalized, their sum is not read)
-    _unknown_psi(s.psi, "_normalizer_term")
+    _unknown_psi(psi, "_normalizer_term")
 
 
 cdef inline double _rescale(State* s, double shift, double new_shift) noexcept nogil:
     """Factor taking normalizer terms from units of ``shift`` to ``new_shift``."""
-    if s.psi == PSI_PNORM:
-        return pow(shift / new_shift, s.p)
-    if s.psi == PSI_SOFTMAX or s.psi == PSI_EG_PM:
+    cdef int psi = s.config.psi
+    if psi == PSI_PNORM:
+        return pow(shift / new_shift, s.config.p)
+    if psi == PSI_SOFTMAX or psi == PSI_EG_PM:
         return exp(shift - new_shift)
-    _unknown_psi(s.psi, "_rescale")
+    _unknown_psi(psi, "_rescale")
 
 
 cdef inline double _rank_one_rate(State* s, Py_ssize_t j, double step) noexcept nogil:
     """The factor of omega in the rank-one part of the natural step of row j
     (_natural_step): step (omega . x), / U for EG+-; 0 where Dpsi is diagonal."""
-    if s.psi == PSI_SOFTMAX:
-        return step * s.wx[j]
-    if s.psi == PSI_EG_PM:
-        return step * s.wx[j] / s.U
-    if s.psi == PSI_EXP or s.psi == PSI_BURG or s.psi == PSI_PNORM or _geodesic(s.psi):
+    cdef int psi = s.config.psi
+    if psi == PSI_SOFTMAX:
+        return step * s.scratch.wx[j]
+    if psi == PSI_EG_PM:
+        return step * s.scratch.wx[j] / s.config.U
+    if psi == PSI_EXP or psi == PSI_BURG or psi == PSI_PNORM or _geodesic(psi):
         return 0.0
-    _unknown_psi(s.psi, "_rank_one_rate")
+    _unknown_psi(psi, "_rank_one_rate")
 
 
 cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val,
@@ -402,6 +419,7 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
     coordinate (O(n) per row); the diagonal steps of exp and burg move only the
     row's nonzeros (O(nnz)).
     """
+    cdef int psi = s.config.psi
     cdef Py_ssize_t q, i, base = j * s.n
     cdef double along = _rank_one_rate(s, j, step), slope, rank_one, diagonal
     cdef double squares = 0.0
@@ -409,32 +427,36 @@ cdef void _natural_step(State* s, Py_ssize_t j, double step, const double* x_val
         _guard_rows(s)
         # The rank-one part, on every coordinate: + step (omega . x) omega (/ U).
         for i in range(base, base + s.n):
-            rank_one = along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
-            s.theta[i] += rank_one
+            rank_one = along * s.params.scale[j] * _unscaled_weight(
+                s, s.params.num[i], s.params.den[i])
+            s.params.theta[i] += rank_one
             squares += rank_one * rank_one
     for q in range(nnz):
         i = base + (q if dense else x_ind[q])
         # The diagonal: omega_i, omega_i^2 (burg), or (U / Z) cosh theta_i = scale *
         # its normalizer term (EG+-).
-        if s.psi == PSI_EG_PM:
-            slope = s.scale[j] * _normalizer_term(s, s.num[i], s.den[i], s.theta[i],
-                                                  s.shift[j])
-        elif s.psi == PSI_BURG:
-            slope = s.num[i] * s.num[i]
+        if psi == PSI_EG_PM:
+            slope = s.params.scale[j] * _normalizer_term(
+                s, s.params.num[i], s.params.den[i], s.params.theta[i],
+                s.params.shift[j])
+        elif psi == PSI_BURG:
+            slope = s.params.num[i] * s.params.num[i]
         else:
-            slope = s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
+            slope = s.params.scale[j] * _unscaled_weight(s, s.params.num[i],
+                                                         s.params.den[i])
         diagonal = step * slope * x_val[q]
-        s.theta[i] -= diagonal
+        s.params.theta[i] -= diagonal
         # |Delta theta_i|^2 = (rank_one - diagonal)^2: the rank-one part counted
         # above, the rest here (num and den still those before the step).
-        rank_one = (along * s.scale[j] * _unscaled_weight(s, s.num[i], s.den[i])
+        rank_one = (along * s.params.scale[j]
+                    * _unscaled_weight(s, s.params.num[i], s.params.den[i])
                     if along != 0.0 else 0.0)
         squares += diagonal * (diagonal - 2.0 * rank_one)
     s.path += 0.5 * squares  # KMWW eq. (8), Euclidean in theta (§6)
-    if not _normalized(s.psi):  # exp, burg: the terms of the moved coordinates
+    if not _normalized(psi):  # exp, burg: the terms of the moved coordinates
         for q in range(nnz):
             i = base + (q if dense else x_ind[q])
-            _terms(s, s.theta + i, s.num + i, s.den + i, 0.0, 1)
+            _terms(s, s.params.theta + i, s.params.num + i, s.params.den + i, 0.0, 1)
         return
     _recompute_row(s, j)
 
@@ -452,8 +474,9 @@ def _psi_dispatch(int psi):
     cdef double x[2]
     cdef double one = 1.0, zero = 0.0
     theta[0], theta[1], x[0], x[1] = -0.5, -0.25, 1.0, -2.0
-    s.psi, s.k, s.n, s.U, s.p, s.wx = psi, 1, 2, 1.0, 3.0, &zero
-    s.binomial[0] = -1.0 / 3.0
+    s.k, s.n, s.scratch.wx = 1, 2, &zero
+    s.config.psi, s.config.U, s.config.p = psi, 1.0, 3.0
+    s.config.binomial[0] = -1.0 / 3.0
     with nogil:
         _stored_terms(psi)
         _row_bound(psi, 1.0, 3.0, x, 2, 2)

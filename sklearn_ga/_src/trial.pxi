@@ -7,66 +7,71 @@ cdef bint _trial_columns(State* s, const double* x_val, const index_t* x_ind,
                          Py_ssize_t nnz, const double* y, double weight,
                          double* loss) noexcept nogil:
     """_trial of psi = identity with k > 1 outputs on a CSR row, theta held with its
-    outputs innermost (s.theta_t, _columns_first): the row's k x nnz parameters lie
-    in nnz runs of k, a few cache lines each, instead of k x nnz lines. The sums and
-    steps are those of _sparse_dot and _sparse_axpy, in their order."""
+    outputs innermost (s.scratch.theta_t, _columns_first): the row's k x nnz
+    parameters lie in nnz runs of k, a few cache lines each, instead of k x nnz
+    lines. The sums and steps are those of _sparse_dot and _sparse_axpy, in their
+    order."""
     cdef Py_ssize_t q, j, k = s.k, tail = nnz - nnz % 4
     cdef double* column
     cdef double* sums
     cdef double value, residual, moved = 0.0, squares = 0.0
     for j in range(4 * k):
-        s.sums[j] = 0.0
+        s.scratch.sums[j] = 0.0
     for q in range(nnz):
-        column = s.theta_t + x_ind[q] * k
-        sums = s.sums + (q % 4 if q < tail else 0) * k  # _sparse_dot's partial sums
+        column = s.scratch.theta_t + x_ind[q] * k
+        # _sparse_dot's partial sums.
+        sums = s.scratch.sums + (q % 4 if q < tail else 0) * k
         value = x_val[q]
         squares += value * value  # (the length of the step, KMWW eq. 8)
         for j in range(k):
             sums[j] += column[j] * value
+    sums = s.scratch.sums
     for j in range(k):
-        s.a[j] = (s.scale[j] * ((s.sums[j] + s.sums[k + j])
-                                + (s.sums[2 * k + j] + s.sums[3 * k + j]))
-                  + s.intercept[j])
-        if not isfinite(s.a[j]):
+        s.scratch.a[j] = (s.params.scale[j] * ((sums[j] + sums[k + j])
+                                               + (sums[2 * k + j] + sums[3 * k + j]))
+                          + s.params.intercept[j])
+        if not isfinite(s.scratch.a[j]):
             return False
     loss[0] = _transfer_and_loss(s, y)
     if not isfinite(loss[0]):
         return False
     for j in range(k):
-        residual = s.y_hat[j] - y[j]
-        s.residual[j] = s.eta * weight * residual  # the step (0 leaves theta as is)
+        residual = s.scratch.y_hat[j] - y[j]
+        # The step (0 leaves theta as it is).
+        s.scratch.residual[j] = s.config.eta * weight * residual
         moved += residual * residual
-        if s.fit_intercept:
-            s.intercept[j] -= s.eta_intercept * weight * residual
+        if s.config.fit_intercept:
+            s.params.intercept[j] -= s.config.eta_intercept * weight * residual
     if moved != 0.0:
-        _add_path(s, moved, (s.eta * weight) * (s.eta * weight) * squares,
-                  s.eta_intercept * weight)
+        _add_path(s, moved, (s.config.eta * weight) * (s.config.eta * weight) * squares,
+                  s.config.eta_intercept * weight)
     for q in range(nnz):
-        column = s.theta_t + x_ind[q] * k
+        column = s.scratch.theta_t + x_ind[q] * k
         value = x_val[q]
         for j in range(k):
-            column[j] = column[j] - s.residual[j] * value
+            column[j] = column[j] - s.scratch.residual[j] * value
     return True
 
 
 cdef void _swap_layout(State* s, bint inward) noexcept nogil:
-    """Copy theta (k x n) to s.theta_t (n x k), or back, in tiles of 64 columns: a
-    tile of theta_t is contiguous (it stays in cache), and each output's 64 values
-    in theta too. No inner loop walks across theta's rows, which lie n apart: a
-    power of two puts them in the same cache sets, and their lines evict each other.
+    """Copy theta (k x n) to s.scratch.theta_t (n x k), or back, in tiles of 64
+    columns: a tile of theta_t is contiguous (it stays in cache), and each output's
+    64 values in theta too. No inner loop walks across theta's rows, which lie n
+    apart: a power of two puts them in the same cache sets, and their lines evict
+    each other.
     """
     cdef Py_ssize_t i, j, start, end, k = s.k
     cdef double* row
     for start in range(0, s.n, 64):
         end = min(start + 64, s.n)
         for j in range(k):
-            row = s.theta + j * s.n
+            row = s.params.theta + j * s.n
             if inward:
                 for i in range(start, end):
-                    s.theta_t[i * k + j] = row[i]
+                    s.scratch.theta_t[i * k + j] = row[i]
             else:
                 for i in range(start, end):
-                    row[i] = s.theta_t[i * k + j]
+                    row[i] = s.scratch.theta_t[i * k + j]
 
 
 cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
@@ -78,7 +83,8 @@ cdef inline bint _columns_first(State* s, Py_ssize_t entries) noexcept nogil:
     fits the caches better than all of theta, so that for them the transpositions
     pay only from about 4 entries per column; coupled outputs (softmax) gain from
     about 1 entry per column on (benchmarks/bench_sparse.py measures both)."""
-    return (_no_terms(s.psi) and not s.options and s.k > 1 and s.avg == NULL
+    return (_no_terms(s.config.psi) and not s.config.options and s.k > 1
+            and s.avg.acc == NULL
             and s.k * s.n <= COLUMNS_FIRST_LIMIT
             and entries >= (4 if _outputs_apart(s) else 1) * s.n)
 
@@ -88,7 +94,8 @@ cdef inline void _add_path(State* s, double moved, double row_scale,
     """Add D of an additive step to s.path (KMWW eq. 8, Euclidean in theta): each
     row j moved by r_j * step x with |step x|^2 = ``row_scale``, its intercept by
     r_j ``eta_b`` (a coordinate of its own), where sum_j r_j^2 = ``moved``."""
-    s.path += 0.5 * moved * (row_scale + (eta_b * eta_b if s.fit_intercept else 0.0))
+    s.path += 0.5 * moved * (row_scale
+                             + (eta_b * eta_b if s.config.fit_intercept else 0.0))
 
 
 cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
@@ -100,87 +107,93 @@ cdef inline bint _trial(State* s, const double* x_val, const index_t* x_ind,
     _fused_dot its dot products are summed in the same pass as this trial's update.
     """
     cdef Py_ssize_t j, q
-    cdef double residual, dot, x_top = -1.0, step_scale = s.eta * weight, moved = 0.0
+    cdef double residual, dot, x_top = -1.0, moved = 0.0
+    cdef double step_scale = s.config.eta * weight
     # |x|^2, if the last trial's fused pass summed it (-1: not yet).
-    cdef double squares = s.x_squares if s.squares_ready else -1.0
+    cdef double squares = s.scratch.x_squares if s.scratch.squares_ready else -1.0
     cdef double tops[2]
-    cdef bint fuse = dense and x_next != NULL and _fused_dot(s.psi)
-    if s.options:
+    cdef bint fuse = dense and x_next != NULL and _fused_dot(s.config.psi)
+    if s.config.options:
         return _trial_options(s, x_val, x_ind, nnz, dense, y, weight, loss)
-    if s.theta_t != NULL:
+    if s.scratch.theta_t != NULL:
         return _trial_columns(s, x_val, x_ind, nnz, y, weight, loss)
-    if s.avg != NULL and not dense:
+    if s.avg.acc != NULL and not dense:
         _prefetch_averages(s, x_ind, nnz)
     for j in range(s.k):
-        if s.dot_ready:
-            dot = s.dot[j]
-        elif _two_terms(s.psi) and dense:
-            dot = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, nnz)
-        elif _two_terms(s.psi) and s.lazy:
-            dot = _sparse_dot_held(s.num + j * s.n, s.product[j], x_val, x_ind, nnz,
-                                   _held_row(s, j))
-        elif _power_terms(s.psi) and not dense:
+        if s.scratch.dot_ready:
+            dot = s.scratch.dot[j]
+        elif _two_terms(s.config.psi) and dense:
+            dot = ga_dot_diff(s.params.num + j * s.n, s.params.den + j * s.n, x_val,
+                              nnz)
+        elif _two_terms(s.config.psi) and s.params.lazy:
+            dot = _sparse_dot_held(s.params.num + j * s.n, s.params.product[j], x_val,
+                                   x_ind, nnz, _held_row(s, j))
+        elif _power_terms(s.config.psi) and not dense:
             dot = ga_dot(_pnorm_gather(s, j, x_ind, nnz), x_val, nnz)
-        elif _two_terms(s.psi):
-            dot = _sparse_dot_diff(s.num + j * s.n, s.den + j * s.n, x_val, x_ind, nnz)
+        elif _two_terms(s.config.psi):
+            dot = _sparse_dot_diff(s.params.num + j * s.n, s.params.den + j * s.n,
+                                   x_val, x_ind, nnz)
         elif dense and j == 0:
             # max |x| and |x|^2 in the pass that reads x for the dot product.
-            dot = ga_dot_top(s.num, x_val, nnz, tops)
+            dot = ga_dot_top(s.params.num, x_val, nnz, tops)
             x_top, squares = tops[0], tops[1]
         elif dense:
-            dot = ga_dot(s.num + j * s.n, x_val, nnz)
+            dot = ga_dot(s.params.num + j * s.n, x_val, nnz)
         else:
-            dot = _sparse_dot(s.num + j * s.n, x_val, x_ind, nnz, &squares)
-        s.a[j] = s.scale[j] * dot + s.intercept[j]
-        if not isfinite(s.a[j]):
+            dot = _sparse_dot(s.params.num + j * s.n, x_val, x_ind, nnz, &squares)
+        s.scratch.a[j] = s.params.scale[j] * dot + s.params.intercept[j]
+        if not isfinite(s.scratch.a[j]):
             return False
-    s.dot_ready = False
+    s.scratch.dot_ready = False
     loss[0] = _transfer_and_loss(s, y)
     if not isfinite(loss[0]):
         return False
-    if _two_terms(s.psi):
+    if _two_terms(s.config.psi):
         # HKW §III: EG on x' = (Ux, -Ux), so the parameter step carries a factor U.
-        step_scale *= s.U
-    if _no_terms(s.psi) or _power_terms(s.psi) or nnz == 0:
+        step_scale *= s.config.U
+    if _no_terms(s.config.psi) or _power_terms(s.config.psi) or nnz == 0:
         x_top = 0.0  # (no bound needed)
-    elif dense and s.x_top_ready:
-        x_top = s.x_top
+    elif dense and s.scratch.x_top_ready:
+        x_top = s.scratch.x_top
     elif x_top < 0.0:
         x_top = ga_max(x_val, nnz, 1)
-    s.x_top_ready = s.squares_ready = False
+    s.scratch.x_top_ready = s.scratch.squares_ready = False
     for j in range(s.k):
-        residual = s.y_hat[j] - y[j]
+        residual = s.scratch.y_hat[j] - y[j]
         moved += residual * residual
         # KW01 eq. (20): theta_j <- theta_j - eta (y_hat_j - y_j) x.
         if residual == 0.0:
-            if fuse and _two_terms(s.psi):
-                s.dot[j] = ga_dot_diff(s.num + j * s.n, s.den + j * s.n, x_next, nnz)
+            if fuse and _two_terms(s.config.psi):
+                s.scratch.dot[j] = ga_dot_diff(s.params.num + j * s.n,
+                                               s.params.den + j * s.n, x_next, nnz)
             elif fuse:
-                s.dot[j] = ga_dot(s.num + j * s.n, x_next, nnz)
+                s.scratch.dot[j] = ga_dot(s.params.num + j * s.n, x_next, nnz)
             continue
-        if s.avg != NULL:
+        if s.avg.acc != NULL:
             _settle_columns(s, j, x_ind, nnz, dense)
-        if fuse and _two_terms(s.psi):
-            s.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val, x_next, x_top)
-        elif fuse and _no_terms(s.psi):
-            s.dot[j] = ga_axpy_dot(s.theta + j * s.n, step_scale * residual, x_val,
-                                   x_next, nnz, &s.x_squares)
-            s.squares_ready = True
+        if fuse and _two_terms(s.config.psi):
+            s.scratch.dot[j] = _update_pm_row(s, j, step_scale * residual, x_val,
+                                              x_next, x_top)
+        elif fuse and _no_terms(s.config.psi):
+            s.scratch.dot[j] = ga_axpy_dot(s.params.theta + j * s.n,
+                                           step_scale * residual, x_val, x_next, nnz,
+                                           &s.scratch.x_squares)
+            s.scratch.squares_ready = True
         elif fuse:
-            s.dot[j] = _update_terms_row(s, j, step_scale * residual, x_val, x_next,
-                                         x_top)
+            s.scratch.dot[j] = _update_terms_row(s, j, step_scale * residual, x_val,
+                                                 x_next, x_top)
         elif dense:
             _update_dense_row(s, j, step_scale * residual, x_val, x_top)
         else:
             _update_sparse_row(s, j, step_scale * residual, x_val, x_ind, nnz, x_top)
-        if s.fit_intercept:
-            s.intercept[j] -= s.eta_intercept * weight * residual
-    s.dot_ready = fuse
+        if s.config.fit_intercept:
+            s.params.intercept[j] -= s.config.eta_intercept * weight * residual
+    s.scratch.dot_ready = fuse
     if moved != 0.0:
         if squares < 0.0:  # (not summed by the last trial's pass)
             squares = ga_dot(x_val, x_val, nnz)
         _add_path(s, moved, step_scale * step_scale * squares,
-                  s.eta_intercept * weight)
+                  s.config.eta_intercept * weight)
     return True
 
 
@@ -190,32 +203,48 @@ cdef inline bint _outputs_apart(State* s) noexcept nogil:
     parameters spread over k x n x 8 bytes, beyond the caches for wide X (20 classes
     of 2^18 features: 42 MB). Outputs interact only through a coupled phi
     (softmax)."""
-    return s.k > 1 and not _coupled(s.phi)
+    return s.k > 1 and not _coupled(s.config.phi)
+
+
+cdef Params _output_params(const Params* p, Py_ssize_t j, Py_ssize_t n) noexcept nogil:
+    """Output j's row of the parameters and of their per-output values."""
+    cdef Params row = p[0]
+    row.theta, row.num, row.den = p.theta + j * n, p.num + j * n, p.den + j * n
+    row.intercept, row.norm, row.shift = p.intercept + j, p.norm + j, p.shift + j
+    row.scale, row.mass, row.age = p.scale + j, p.mass + j, p.age + j
+    row.product, row.anchor = p.product + j, p.anchor + j
+    row.anchor_power, row.decay = p.anchor_power + j, p.decay + j
+    return row
+
+
+cdef Averages _output_averages(const Averages* avg, Py_ssize_t j,
+                               Py_ssize_t n) noexcept nogil:
+    """Output j's row of the averages."""
+    cdef Averages row = avg[0]
+    if avg.acc != NULL:
+        row.acc = avg.acc + 2 * j * n
+    row.scales, row.since = avg.scales + j, avg.since + j
+    row.b, row.count = avg.b + j, avg.count + j
+    return row
 
 
 cdef State _output_state(State* s, Py_ssize_t j) noexcept nogil:
     """Output j of a state as a state of its own (k = 1): its rows of parameters,
-    terms and per-output values; scratch, settings and the backup of every row
-    (_guard_rows) shared."""
+    averages and per-output scratch; the configuration, the row scratch and the
+    backup of every row (_guard_rows) shared."""
     cdef State one = s[0]
+    cdef Scratch* scratch = &one.scratch
     one.k = 1
     one.parent = s
-    one.theta, one.num, one.den = s.theta + j * s.n, s.num + j * s.n, s.den + j * s.n
-    one.norm, one.shift, one.scale = s.norm + j, s.shift + j, s.scale + j
-    one.mass, one.age, one.product = s.mass + j, s.age + j, s.product + j
-    one.anchor, one.anchor_power, one.decay = (s.anchor + j, s.anchor_power + j,
-                                               s.decay + j)
-    if s.avg != NULL:
-        one.avg = s.avg + 2 * j * s.n
-    one.avg_scales, one.avg_since = s.avg_scales + j, s.avg_since + j
-    one.avg_b, one.avg_count = s.avg_b + j, s.avg_count + j
-    one.intercept, one.a, one.y_hat, one.dot = (s.intercept + j, s.a + j, s.y_hat + j,
-                                                 s.dot + j)
-    one.residual, one.wx, one.rest, one.rest_shift = (s.residual + j, s.wx + j,
-                                                       s.rest + j, s.rest_shift + j)
-    one.geodesic = s.geodesic + j * GEODESIC_SUMS
-    if s.row_held != NULL:
-        one.row_held = _held_row(s, j)
+    one.params = _output_params(&s.params, j, s.n)
+    one.avg = _output_averages(&s.avg, j, s.n)
+    scratch.a, scratch.y_hat, scratch.dot = (scratch.a + j, scratch.y_hat + j,
+                                             scratch.dot + j)
+    scratch.residual, scratch.wx = scratch.residual + j, scratch.wx + j
+    scratch.rest, scratch.rest_shift = scratch.rest + j, scratch.rest_shift + j
+    scratch.geodesic += j * GEODESIC_SUMS
+    if scratch.row_held != NULL:
+        scratch.row_held = _held_row(s, j)
     return one
 
 
@@ -247,13 +276,13 @@ cdef inline void _trial_rates(State* s, const double* rates,
     """Set the rates of trial ``t`` of a run from its per-trial ``rates`` (pairs of
     the weights' and the intercepts' rates), if it has them (not NULL)."""
     if rates != NULL:
-        s.eta, s.eta_intercept = rates[2 * t], rates[2 * t + 1]
+        s.config.eta, s.config.eta_intercept = rates[2 * t], rates[2 * t + 1]
 
 
 cdef inline void _begin_run(State* s) noexcept nogil:
     """Before the first trial of a run: no dot product or row sums are carried
     over from another run's last trial (the fused passes')."""
-    s.dot_ready = s.x_top_ready = s.squares_ready = False
+    s.scratch.dot_ready = s.scratch.x_top_ready = s.scratch.squares_ready = False
 
 
 cdef inline bint _run_trial(State* s, const double* x_val, const index_t* x_ind,
@@ -269,8 +298,8 @@ cdef inline bint _run_trial(State* s, const double* x_val, const index_t* x_ind,
     _average_trial(s)
     s.loss_sum += weight * loss[0]
     if not dense:
-        s.touched += nnz
-        if s.touched >= TOUCH_LIMIT * s.n and _normalized(s.psi):
+        s.params.touched += nnz
+        if s.params.touched >= TOUCH_LIMIT * s.n and _normalized(s.config.psi):
             _recompute_all(s)
     return True
 
@@ -327,7 +356,7 @@ cdef (bint, Py_ssize_t, double) _run_trials(
             break
         total += weight * loss
         t += 1
-    if s.lazy:
+    if s.params.lazy:
         # (A failed trial wrote to its row's columns; an unreadable row was not run.)
         _sync_theta(s, columns, indptr, &order[0], t + (not ok and not s.unreadable),
                     seen)
@@ -365,7 +394,7 @@ cdef (bint, Py_ssize_t, double) _run_outputs_apart(
             # The others run up to it: the trial reported is the first to fail in
             # any output.
             ok, limit = False, t
-    s.touched, s.lazy = one.touched, False
+    s.params.touched, s.params.lazy = one.params.touched, False
     return ok, limit, total
 
 
@@ -376,20 +405,23 @@ cdef bint _state_finite(State* s, const index_t* columns,
     unless a row was written in O(n) (_guard_rows), the others are as they were."""
     cdef Py_ssize_t q, j, c, size = s.k * s.n
     for q in range(s.k):
-        if not isfinite(s.intercept[q]) or not isfinite(s.scale[q]):
+        if not isfinite(s.params.intercept[q]) or not isfinite(s.params.scale[q]):
             return False
-    if s.theta_t != NULL:  # (theta held outputs innermost: num and den are theta)
-        return ga_sum(s.theta_t, 0.0, size) == 0.0
-    if columns != NULL and s.backup != NULL and not s.backed_up:
+    # (Theta held outputs innermost: num and den are theta.)
+    if s.scratch.theta_t != NULL:
+        return ga_sum(s.scratch.theta_t, 0.0, size) == 0.0
+    if columns != NULL and s.journal.backup != NULL and not s.journal.backed_up:
         for q in range(nnz):
             for j in range(s.k):
                 c = j * s.n + columns[q]
-                if not (isfinite(s.theta[c]) and isfinite(s.num[c])
-                        and isfinite(s.den[c])):
+                if not (isfinite(s.params.theta[c]) and isfinite(s.params.num[c])
+                        and isfinite(s.params.den[c])):
                     return False
         return True
     # The sums are 0, or NaN if any term is not finite (num and den may be theta:
     # one pass over k n values each).
-    return (ga_sum(s.theta, 0.0, size) == 0.0
-            and (s.num == s.theta or ga_sum(s.num, 0.0, size) == 0.0)
-            and (s.den == s.num or ga_sum(s.den, 0.0, size) == 0.0))
+    return (ga_sum(s.params.theta, 0.0, size) == 0.0
+            and (s.params.num == s.params.theta
+                 or ga_sum(s.params.num, 0.0, size) == 0.0)
+            and (s.params.den == s.params.num
+                 or ga_sum(s.params.den, 0.0, size) == 0.0))

@@ -47,7 +47,7 @@ cdef class TrialLoop:
     cdef double[::1] buffers   # norm, shift, scale, mass, age, a, y_hat, dot, product,
                                # anchor, anchor_power, decay, avg_scales, avg_b,
                                # avg_count, avg_since
-    cdef double[::1] avg       # the averages' (acc, mark) pairs (unset: s.avg NULL)
+    cdef double[::1] avg       # the averages' (acc, mark) pairs (unset: s.avg.acc NULL)
     cdef double[::1] row_buffers  # row_theta, row_num, row_den, row_held (k rows)
     cdef double[::1] option_buffers  # residual, wx, rest, rest_shift (k each), geodesic
     cdef double[::1] option_row  # row_x (longest row)
@@ -89,49 +89,29 @@ cdef class TrialLoop:
         terms = _term_arrays(count, k, n)
         self.num = theta if count == 0 else terms[0]
         self.den = terms[1] if count == 2 else self.num
-        self.buffers = np.zeros(16 * k)
-        self.s.psi, self.s.phi, self.s.k, self.s.n = psi, phi, k, n
+        self.buffers = np.zeros(STATE_VECTORS * k)
+        self.option_buffers = np.zeros(OPTION_VECTORS * k)
+        self.s.config.psi, self.s.config.phi, self.s.k, self.s.n = psi, phi, k, n
         self.eta = eta
         self.intercept_eta = eta if intercept_eta is None else intercept_eta
-        self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
-        self.s.U, self.s.p = U, p
-        self.s.fit_intercept = fit_intercept
-        self.s.theta = &self.theta[0, 0]
-        self.s.num = &self.num[0, 0]
-        self.s.den = &self.den[0, 0]
-        self.s.intercept = &self.intercept[0]
-        self.s.norm = &self.buffers[0]
-        self.s.shift = &self.buffers[k]
-        self.s.scale = &self.buffers[2 * k]
-        self.s.mass = &self.buffers[3 * k]
-        self.s.age = &self.buffers[4 * k]
-        self.s.a = &self.buffers[5 * k]
-        self.s.y_hat = &self.buffers[6 * k]
-        self.s.dot = &self.buffers[7 * k]
-        self.s.product = &self.buffers[8 * k]
-        self.s.anchor = &self.buffers[9 * k]
-        self.s.anchor_power = &self.buffers[10 * k]
-        self.s.decay = &self.buffers[11 * k]
-        self.s.avg_scales = &self.buffers[12 * k]
-        self.s.avg_b = &self.buffers[13 * k]
-        self.s.avg_count = &self.buffers[14 * k]
-        self.s.avg_since = &self.buffers[15 * k]
-        self.s.alpha = alpha
+        self.s.config.eta, self.s.config.eta_intercept = self.eta, self.intercept_eta
+        self.s.config.U, self.s.config.p = U, p
+        self.s.config.fit_intercept = fit_intercept
+        self.s.params.theta = &self.theta[0, 0]
+        self.s.params.num = &self.num[0, 0]
+        self.s.params.den = &self.den[0, 0]
+        self.s.params.intercept = &self.intercept[0]
+        _bind_vectors(&self.s, &self.buffers[0], &self.option_buffers[0])
+        self.s.config.alpha = alpha
         for q in range(k):
-            self.s.decay[q] = 1.0
-        self.s.binomial[0] = (2.0 - p) / p  # (also the exponent of _pnorm_power)
+            self.s.params.decay[q] = 1.0
+        cdef double* binomial = self.s.config.binomial
+        binomial[0] = (2.0 - p) / p  # (also the exponent of _pnorm_power)
         for q in range(1, ANCHOR_DEGREE):
-            self.s.binomial[q] = (self.s.binomial[q - 1] * (self.s.binomial[0] - q)
-                                  / (q + 1))
-        self.option_buffers = np.zeros((4 + GEODESIC_SUMS) * k)
-        self.s.residual = &self.option_buffers[0]
-        self.s.wx = &self.option_buffers[k]
-        self.s.rest = &self.option_buffers[2 * k]
-        self.s.rest_shift = &self.option_buffers[3 * k]
-        self.s.geodesic = &self.option_buffers[4 * k]
-        self.s.update, self.s.loss_kind = update, loss
-        self.s.clip_low, self.s.clip_high = clip_low, clip_high
-        self.s.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
+            binomial[q] = binomial[q - 1] * (binomial[0] - q) / (q + 1)
+        self.s.config.update, self.s.config.loss_kind = update, loss
+        self.s.config.clip_low, self.s.config.clip_high = clip_low, clip_high
+        self.s.config.options = (update != UPDATE_EXPLICIT or loss != LOSS_MATCHING
                           or clip_low > float("-inf") or clip_high < float("inf")
                           or _geodesic(psi) or alpha > 0.0)
         if state is None:
@@ -139,14 +119,14 @@ cdef class TrialLoop:
                 _recompute_all(&self.s)
         if average:  # (after the first recompute: no terms to settle before it)
             self.avg = np.zeros(2 * k * n)
-            self.s.avg = &self.avg[0]
+            self.s.avg.acc = &self.avg[0]
         if state is None:
             if averages is not None and average:
                 sums, intercept_sums, counts = averages
                 np.asarray(self.avg)[0::2] = np.ravel(sums)
                 np.asarray(self.buffers)[13 * k:15 * k] = np.r_[intercept_sums, counts]
             return
-        num, den, buffers, self.s.touched = state[:4]
+        num, den, buffers, self.s.params.touched = state[:4]
         if num is not None:
             np.asarray(self.num)[...] = num
         if den is not None:
@@ -156,14 +136,14 @@ cdef class TrialLoop:
         # afresh. The decay is 1 between runs.)
         np.asarray(self.buffers)[:len(buffers)] = buffers
         for q in range(k):
-            self.s.decay[q] = 1.0
+            self.s.params.decay[q] = 1.0
         if average and len(state) > 4 and state[4] is not None:
             np.asarray(self.avg)[...] = state[4]
 
     def set_rates(self, double eta, double intercept_eta):
         """Set the constant rates of the runs given no rates of their own."""
         self.eta, self.intercept_eta = eta, intercept_eta
-        self.s.eta, self.s.eta_intercept = eta, intercept_eta
+        self.s.config.eta, self.s.config.eta_intercept = eta, intercept_eta
 
     @property
     def rates(self):
@@ -182,8 +162,8 @@ cdef class TrialLoop:
         cdef Py_ssize_t count = _stored(&self.s, arrays)
         return (np.array(self.num) if count > 1 else None,
                 np.array(self.den) if count > 2 else None,
-                np.array(self.buffers), self.s.touched,
-                None if self.s.avg == NULL else np.array(self.avg))
+                np.array(self.buffers), self.s.params.touched,
+                None if self.s.avg.acc == NULL else np.array(self.avg))
 
     def average(self, columns=None):
         """``(weights, intercepts, count)``: the mean of the weights psi(Theta_t)
@@ -193,7 +173,7 @@ cdef class TrialLoop:
         import numpy as np
 
         cdef Py_ssize_t j, q, c, k = self.s.k, n = self.s.n
-        cdef double count = self.s.avg_count[0] if self.s.avg != NULL else 0.0
+        cdef double count = self.s.avg.count[0] if self.s.avg.acc != NULL else 0.0
         if count == 0.0:
             return None, None, 0
         cdef bint every = columns is None
@@ -208,9 +188,9 @@ cdef class TrialLoop:
             for j in range(k):
                 for q in range(omega.shape[1]):
                     c = j * n + (q if every else index[q])
-                    pair = self.s.avg + 2 * c
+                    pair = self.s.avg.acc + 2 * c
                     omega[j, q] = (pair[0] + _average_term(&self.s, j, c)
-                                   * (self.s.avg_scales[j] - pair[1])) / count
+                                   * (self.s.avg.scales[j] - pair[1])) / count
         intercepts = np.asarray(self.buffers)[13 * k:14 * k] / count
         return out, intercepts, int(count)
 
@@ -220,11 +200,12 @@ cdef class TrialLoop:
         averaging."""
         import numpy as np
 
-        if self.s.avg == NULL:
+        if self.s.avg.acc == NULL:
             return None
         weights, _, count = self.average()
         k = self.s.k
-        sums = np.zeros((k, self.s.n)) if weights is None else weights * count
+        sums = (np.zeros((k, self.s.n)) if weights is None
+                else weights * count)
         return (sums, np.array(self.buffers[13 * k:14 * k]),
                 np.array(self.buffers[14 * k:15 * k]))
 
@@ -261,13 +242,15 @@ cdef class TrialLoop:
         if features != self.s.n or Y.shape[1] != self.s.k:
             raise ValueError(
                 f"TrialLoop of {self.s.k} x {self.s.n} parameters got rows of "
-                f"{features} features and {Y.shape[1]} targets.")
+                f"{features} features and {Y.shape[1]} targets."
+            )
         if rates is not None and rates.shape[0] > 0 and (
                 rates.shape[0] != order.shape[0] or rates.shape[1] != 2):
             raise ValueError(
                 f"TrialLoop got rates of shape {tuple(rates.shape)[:2]} for "
                 f"{order.shape[0]} trials; pass one (eta, intercept_eta) pair a "
-                "trial, or none.")
+                "trial, or none."
+            )
         for t in range(order.shape[0]):
             if not 0 <= order[t] < rows:
                 break
@@ -278,7 +261,8 @@ cdef class TrialLoop:
         raise ValueError(
             f"TrialLoop got {rows} rows, {Y.shape[0]} targets, "
             f"{sample_weight.shape[0]} sample weights and {order.shape[0]} trials"
-            f"{span}.")
+            f"{span}."
+        )
 
     def run_dense(self, const floating[:, ::1] X, const double[:, ::1] Y,
                   const double[::1] sample_weight, const Py_ssize_t[::1] order,
@@ -309,8 +293,8 @@ cdef class TrialLoop:
         cdef const double* per_trial = _per_trial(rates)
         if floating is float:
             rows = np.empty(3 * n)
-        self.s.average_from = average_from
-        if self.s.options:
+        self.s.avg.start = average_from
+        if self.s.config.options:
             self._row_scratch(self.s.n)  # the implicit update works on whole rows
         _begin_run(&self.s)
         self.running = True
@@ -337,7 +321,7 @@ cdef class TrialLoop:
                 t += 1
             ok = _end_run(&self.s, no_index, 0, ok)
         self.running = False
-        self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
+        self.s.config.eta, self.s.config.eta_intercept = self.eta, self.intercept_eta
         return (OK if ok else DIVERGED), t, total
 
     def run_csr(self, const floating[::1] data, const index_t[::1] indices,
@@ -379,7 +363,7 @@ cdef class TrialLoop:
         self._check_shapes(n_features, indptr.shape[0] - 1, Y, sample_weight, order,
                            rates)
         cdef const double* per_trial = _per_trial(rates)
-        self.s.average_from = average_from
+        self.s.avg.start = average_from
         if check_rows:
             if indptr.shape[0] == 0 or indptr[0] != 0:
                 return UNREADABLE, 0, 0.0
@@ -397,20 +381,20 @@ cdef class TrialLoop:
             row64 = np.empty(max(longest, 1))
             row64_at = &row64[0]
         _begin_run(&self.s)
-        self.s.lazy = _lazy_run(&self.s)
+        self.s.params.lazy = _lazy_run(&self.s)
         cdef double[:, :, ::1] outputs_inner
-        if self.s.theta_t == NULL and _columns_first(&self.s,
+        if self.s.scratch.theta_t == NULL and _columns_first(&self.s,
                                                      indptr[indptr.shape[0] - 1]):
             copy = _term_arrays(1, self.s.n + 4, self.s.k)
             outputs_inner = copy
-            self.s.theta_t = &outputs_inner[0, 0, 0]
-            self.s.sums = self.s.theta_t + self.s.n * self.s.k
+            self.s.scratch.theta_t = &outputs_inner[0, 0, 0]
+            self.s.scratch.sums = self.s.scratch.theta_t + self.s.n * self.s.k
             with nogil:
                 _swap_layout(&self.s, True)
             self.outputs_inner = copy  # (weights read it from now on)
         self.running = True
         with nogil:
-            if _outputs_apart(&self.s) and self.s.theta_t == NULL:
+            if _outputs_apart(&self.s) and self.s.scratch.theta_t == NULL:
                 ok, t, total = _run_outputs_apart(&self.s, values, columns, &indptr[0],
                                                   stored, Y, sample_weight, order,
                                                   per_trial, values32, row64_at)
@@ -424,38 +408,39 @@ cdef class TrialLoop:
             ok = _end_run(&self.s, <const index_t*>NULL if check_rows else columns,
                           indptr[indptr.shape[0] - 1], ok and not unreadable)
         self.running = False
-        self.s.eta, self.s.eta_intercept = self.eta, self.intercept_eta
+        self.s.config.eta, self.s.config.eta_intercept = self.eta, self.intercept_eta
         if not (hold and ok):
             self.release()
         return (UNREADABLE if unreadable else OK if ok else DIVERGED), t, total
 
     def release(self):
         """Write theta back from the copy a run_csr holds (``hold``), if any."""
-        if self.s.theta_t == NULL:
+        if self.s.scratch.theta_t == NULL:
             return
         with nogil:
             _swap_layout(&self.s, False)
-        self.s.theta_t = NULL
+        self.s.scratch.theta_t = NULL
         self.outputs_inner = None
 
     def _row_scratch(self, Py_ssize_t longest):
         """Make the gather buffers of CSR rows hold ``longest`` entries."""
         import numpy as np
 
-        if self.s.options and (self.option_row is None
+        if self.s.config.options and (self.option_row is None
                                or self.option_row.shape[0] < longest):
             self.option_row = np.empty(max(longest, 1))
-            self.s.row_x = &self.option_row[0]
+            self.s.scratch.row_x = &self.option_row[0]
         held = _held_rows(&self.s) * self.s.k
-        if self.row_buffers is not None and self.s.row_size >= longest:
+        if self.row_buffers is not None and self.s.scratch.row_size >= longest:
             return
         self.row_buffers = np.empty((3 + held) * max(longest, 1))
-        self.s.row_size = longest
-        self.s.row_theta = &self.row_buffers[0]
-        self.s.row_num = &self.row_buffers[longest]
-        self.s.row_den = (self.s.row_num if self.s.den == self.s.num
-                          else &self.row_buffers[2 * longest])
-        self.s.row_held = &self.row_buffers[3 * longest] if held else NULL
+        self.s.scratch.row_size = longest
+        self.s.scratch.row_theta = &self.row_buffers[0]
+        self.s.scratch.row_num = &self.row_buffers[longest]
+        self.s.scratch.row_den = (self.s.scratch.row_num
+                                  if self.s.params.den == self.s.params.num
+                                  else &self.row_buffers[2 * longest])
+        self.s.scratch.row_held = &self.row_buffers[3 * longest] if held else NULL
 
     def save(self, columns=None):
         """Copy the state (parameters, terms, normalizers), for :meth:`restore`.
@@ -496,7 +481,7 @@ cdef class TrialLoop:
         than n / JOURNAL_SHARE, else (or for count < 0) of every coordinate."""
         if count >= 0 and not JOURNAL_SHARE * count < self.s.n:
             count = -1
-        if self.s.theta_t != NULL:
+        if self.s.scratch.theta_t != NULL:
             self.release()  # (theta held by a run: written back first)
         cdef Py_ssize_t rows_at = self._vectors_size()
         if self.saved is None:
@@ -511,11 +496,11 @@ cdef class TrialLoop:
             if count:
                 _copy_columns(&self.s, &self.journal_columns[0], count,
                               &self.journal_values[0], False)
-            self.s.backup = &saved[rows_at]
+            self.s.journal.backup = &saved[rows_at]
         else:
             _copy_rows(&self.s, &saved[rows_at], False)
-            self.s.backup = NULL
-        self.s.backed_up = False
+            self.s.journal.backup = NULL
+        self.s.journal.backed_up = False
         self.saved_state = self.s
         return 0
 
@@ -523,9 +508,11 @@ cdef class TrialLoop:
         """Put back the state of the last :meth:`save`."""
         self.release()  # (theta held by a run: written back first)
         cdef State current = self.s
+        cdef Scratch* scratch
+        cdef Scratch* grown
         cdef double[::1] saved = self.saved
         cdef Py_ssize_t count = self.journal_count
-        if count < 0 or current.backed_up:
+        if count < 0 or current.journal.backed_up:
             _copy_rows(&self.s, &saved[self._vectors_size()], True)
         if count > 0:
             _copy_columns(&self.s, &self.journal_columns[0], count,
@@ -533,11 +520,13 @@ cdef class TrialLoop:
         self._copy_vectors(&saved[0], True)
         # The run may have grown the row scratch since: keep its buffers.
         self.s = self.saved_state
-        self.eta, self.intercept_eta = self.s.eta, self.s.eta_intercept  # (set_rates)
-        self.s.row_theta, self.s.row_num = current.row_theta, current.row_num
-        self.s.row_den, self.s.row_held = current.row_den, current.row_held
-        self.s.row_size, self.s.row_x = current.row_size, current.row_x
-        self.s.backup = NULL
+        # (set_rates)
+        self.eta, self.intercept_eta = self.s.config.eta, self.s.config.eta_intercept
+        scratch, grown = &self.s.scratch, &current.scratch
+        scratch.row_theta, scratch.row_num = grown.row_theta, grown.row_num
+        scratch.row_den, scratch.row_held = grown.row_den, grown.row_held
+        scratch.row_size, scratch.row_x = grown.row_size, grown.row_x
+        self.s.journal.backup = NULL
         self.journal_count = -1
 
     cdef Py_ssize_t _vectors_size(self) noexcept:
@@ -591,6 +580,6 @@ cdef class TrialLoop:
                     # (Whole rows are read in order, not through an index of every
                     # column: the loop then vectorizes.)
                     i = j * n + (q if every else index[q])
-                    omega[j, q] = self.s.scale[j] * _unscaled_weight(
-                        &self.s, self.s.num[i], self.s.den[i])
+                    omega[j, q] = self.s.params.scale[j] * _unscaled_weight(
+                        &self.s, self.s.params.num[i], self.s.params.den[i])
         return out
