@@ -196,18 +196,25 @@ def dense_row_sums(const floating[:, ::1] X):
     return out
 
 
+# _prefetch_trial asks for at most this many cache lines of a row: the hardware
+# prefetcher follows a long row once its first lines are read.
+cdef Py_ssize_t PREFETCH_LINES = 16
+
+
 cdef inline void _prefetch_trial(const floating[:, ::1] X, const Py_ssize_t[::1] order,
                                  Py_ssize_t t) noexcept nogil:
-    """Ask for the cache lines of the row of trial t (if any) ahead of it: a
+    """Ask for the first cache lines of the row of trial t (if any) ahead of it: a
     shuffled pass reads rows in an order no prefetcher guesses, and a float32 row
     is converted before its trial (run_dense), so its loads would not overlap one."""
     cdef const char* row
     cdef Py_ssize_t q, size = X.shape[1] * sizeof(floating)
-    if t < order.shape[0] and size > 0:
-        row = <const char*>&X[order[t], 0]
-        for q in range(0, size, 64):
-            __builtin_prefetch(row + q)
-        __builtin_prefetch(row + size - 1)
+    if t >= order.shape[0] or size == 0:
+        return
+    size = min(size, 64 * PREFETCH_LINES)
+    row = <const char*>&X[order[t], 0]
+    for q in range(0, size, 64):
+        __builtin_prefetch(row + q)
+    __builtin_prefetch(row + size - 1)
 
 
 cdef inline const double* _converted_row(const float[:, ::1] X,
