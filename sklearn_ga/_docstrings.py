@@ -57,9 +57,28 @@ def _parts(indent):
     }
 
 
-# Paragraphs of numpydoc that the two CV estimators share, written once: a line
-# that holds only the token takes the paragraph, at the token's indent.
+# Paragraphs of numpydoc that two estimators share (the plain ones, the CV ones),
+# written once: a line that holds only the token takes the paragraph, at the
+# token's indent.
 BLOCKS = {
+    "[run attributes]": """\
+path_measure_ : float
+    The path measure sum_t D(w_t, w_{t+1}) over all trials since :meth:`fit`,
+    with D half the squared distance of a step (KMWW eq. 8) in the geometry of
+    the update: the length of the geodesic step for ``psi="sphere"`` and
+    ``"simplex"``, ``||Delta theta||_2`` for the other psi (explicit,
+    implicit and natural updates); the intercepts' steps count as a
+    coordinate of their own. The input of
+    :func:`~sklearn_ga.theory.kmww_theorem6` and
+    :func:`~sklearn_ga.theory.kmww_theorem8`. NaN with ``alpha > 0``, whose
+    pull toward Theta_1 is not measured.
+validation_scores_ : ndarray of shape (`n_iter_`,) or None
+    The validation score after each epoch of the last :meth:`fit`, with
+    ``early_stopping=True``; None otherwise, and after :meth:`partial_fit`.
+n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit, when X has string feature names.""",
     "[search grid parameters]": """\
 etas : int or array-like of float, default=9
     Learning rates to try. An int ``q`` means ``np.logspace(-4, 0, q)``, for
