@@ -201,6 +201,16 @@ def dense_row_sums(const floating[:, ::1] X):
 cdef Py_ssize_t PREFETCH_LINES = 16
 
 
+cdef inline bint _consecutive(const Py_ssize_t[::1] order) noexcept nogil:
+    """Whether the trials read the rows one after another in memory: the hardware
+    prefetcher streams such a pass, and asking for its rows too only costs."""
+    cdef Py_ssize_t t
+    for t in range(1, order.shape[0]):
+        if order[t] != order[t - 1] + 1:
+            return False
+    return True
+
+
 cdef inline void _prefetch_trial(const floating[:, ::1] X, const Py_ssize_t[::1] order,
                                  Py_ssize_t t) noexcept nogil:
     """Ask for the first cache lines of the row of trial t (if any) ahead of it: a

@@ -285,6 +285,8 @@ cdef class TrialLoop:
         self.release()  # (theta held by a run: written back first)
         cdef Py_ssize_t t = 0, r, n = X.shape[1], n_trials = order.shape[0]
         cdef bint weighted = sample_weight.shape[0] > 0, ok = True
+        # (A float32 row is converted before its trial: its loads want asking for.)
+        cdef bint ask = floating is float or not _consecutive(order)
         cdef double loss, total = 0.0, weight = 1.0
         cdef const int32_t* no_index = NULL
         cdef const double *x, *x_next
@@ -300,7 +302,8 @@ cdef class TrialLoop:
         self.running = True
         with nogil:
             while t < n_trials:
-                _prefetch_trial(X, order, t + 3)  # (a trial or two ahead of its use)
+                if ask:
+                    _prefetch_trial(X, order, t + 3)  # (a trial or two ahead of its use)
                 _trial_rates(&self.s, per_trial, t)
                 self.s.trial = t
                 r = order[t]
