@@ -6,7 +6,7 @@ do the same arithmetic: the times compare implementations, not algorithms.
 """
 
 import numpy as np
-from _timing import best_times, header, report, rows
+from _timing import best_times, header, report, rows, sparse_data
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
 from sklearn_ga import GAClassifier, GARegressor, GARegressorCV, _kernel
@@ -71,55 +71,90 @@ def cpu_has(flag):
         return False
 
 
-def fit_at(level, model, X, y):
-    """Fit model at this SIMD level."""
-    _kernel._choose_simd_level(level)
+def fit_at(levels, model, X, y):
+    """Fit model with its primitives at ``levels`` (pairs of a level and the
+    primitives it applies to, in order)."""
+    for level, primitives in levels:
+        _kernel._choose_simd_level(level, primitives)
     model.fit(X, y)
 
 
-def level_case(m, n):
-    """Per primitive family, one dense epoch at each SIMD level of the build that the
-    CPU runs, against the level below (in one process, the levels alternating:
-    ``_kernel._choose_simd_level`` between fits). A level ships only where its rows
-    are below 1 on a CPU that has it (doc/developers/compiled_core.rst)."""
+def level_families(m, n):
+    """{family: (model, X, y, the primitives of the family's epoch)}: the dense
+    epochs of each primitive family, and the CSR epochs of the psi whose
+    primitives differ there."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows(m), n))
     y = X[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(X.shape[0])
+    S, z = sparse_data(rows(2 * m), 2**18, 50)
     eta = 0.1 / n
-    shape = f"{X.shape[0]}x{n}"
-    families = {
-        "rows (GD: dot, axpy)": GARegressor(eta=eta, **ONE_PASS),
-        "EG± pass": GARegressor(psi="eg_pm", U=10.0, eta=eta, **ONE_PASS),
-        "exponential terms (softmax)": GARegressor(psi="softmax", U=10.0, eta=eta,
-                                                   **ONE_PASS),
-        "exponential terms (exp)": GARegressor(psi="exp", eta=eta / 10, **ONE_PASS),
-        "pnorm powers": GARegressor(psi="pnorm", p=2 * np.log(n), eta=eta,
-                                    **ONE_PASS),
-        "geodesic sums (sphere)": GARegressor(psi="sphere", U=10.0, eta=eta,
-                                              **ONE_PASS),
-        "lock-step blocks (CV grid)": GARegressorCV(etas=(eta / 10, eta, 10 * eta)),
+    shape, sparse = f"dense {X.shape[0]}x{n}", f"CSR {S.shape[0]}x2^18"
+    return {
+        f"{shape} GD": (GARegressor(eta=eta, **ONE_PASS), X, y,
+                        ("ga_dot", "ga_axpy")),
+        f"{shape} EG±": (GARegressor(psi="eg_pm", U=10.0, eta=eta, **ONE_PASS), X, y,
+                         ("ga_eg_pm_terms", "ga_scale_pm_dot")),
+        f"{shape} softmax": (GARegressor(psi="softmax", U=10.0, eta=eta, **ONE_PASS),
+                             X, y, ("ga_softmax_terms", "ga_scale_terms")),
+        f"{shape} exp": (GARegressor(psi="exp", eta=eta / 10, **ONE_PASS), X, y,
+                         ("ga_exp_terms",)),
+        f"{shape} pnorm": (GARegressor(psi="pnorm", p=2 * np.log(n), eta=eta,
+                                       **ONE_PASS), X, y, ("ga_pnorm_terms",)),
+        f"{shape} sphere": (GARegressor(psi="sphere", U=10.0, eta=eta, **ONE_PASS),
+                            X, y, ("ga_geodesic_sums",)),
+        f"{shape} lock-step blocks (CV grid)": (
+            GARegressorCV(etas=(eta / 10, eta, 10 * eta)), X, y,
+            ("ga_block_dots", "ga_block_update")),
+        f"{sparse} EG±": (GARegressor(psi="eg_pm", U=10.0, eta=0.01, **ONE_PASS), S, z,
+                          ("ga_eg_pm_terms", "ga_index_scan32", "ga_step_factors")),
+        f"{sparse} pnorm": (GARegressor(psi="pnorm", p=2 * np.log(2**18), eta=0.01,
+                                        **ONE_PASS), S, z, ("ga_pnorm_terms",)),
+        f"{sparse} sphere": (GARegressor(psi="sphere", U=10.0, eta=0.01, **ONE_PASS),
+                             S, z, ("ga_geodesic_sums",)),
     }
-    chosen = _kernel.SIMD_LEVELS.index(next(iter(_kernel.simd_clones().values())))
+
+
+def level_case(m, n):
+    """Per primitive family, one epoch at each SIMD level of the build that the CPU
+    runs against the level below, every primitive at once (for information), and
+    at the top level one primitive at a time against the level below: the rows
+    that decide which primitives ship there (``SHIPPED_SIMD_LEVELS``; a primitive
+    ships at a level only where its rows are below 1 on a CPU that has it,
+    doc/developers/compiled_core.rst). In one process, the configurations
+    alternating (``_kernel._choose_simd_level`` between fits)."""
+    chosen = _kernel.simd_clones()
     runnable = _kernel.simd_levels_supported()
+    every = _kernel.PRIMITIVES
     try:
-        for family, model in families.items():
+        for family, (model, X, y, primitives) in level_families(m, n).items():
             for below, level in zip(runnable, runnable[1:], strict=False):
-                upper, lower = best_times(
-                    lambda level=level, model=model: fit_at(level, model, X, y),
-                    lambda below=below, model=model: fit_at(below, model, X, y))
-                shipped = level in _kernel.SHIPPED_SIMD_LEVELS
-                report(f"SIMD {level}{'' if shipped else ', not shipped'}: dense "
-                       f"{family} epoch {shape}", upper, lower, below, 1)
+                configurations = {"every primitive": [(level, every)]}
+                if level == runnable[-1]:
+                    configurations |= {name: [(below, every), (level, (name,))]
+                                       for name in primitives}
+                times = best_times(
+                    lambda below=below, model=model, X=X, y=y: fit_at(
+                        [(below, every)], model, X, y),
+                    *(lambda levels=levels, model=model, X=X, y=y: fit_at(
+                        levels, model, X, y) for levels in configurations.values()))
+                for what, time in zip(configurations, times[1:], strict=True):
+                    if what == "every primitive":
+                        goal = None
+                    else:
+                        shipped = _kernel.SHIPPED_SIMD_LEVELS[what] == level
+                        goal = 1 if shipped else None
+                        what += ", shipped" if shipped else ", not shipped"
+                    report(f"SIMD {level} ({what}): {family} epoch", time, times[0],
+                           below, goal)
     finally:
-        _kernel._choose_simd_level(_kernel.SIMD_LEVELS[chosen])
+        for name, level in chosen.items():
+            _kernel._choose_simd_level(level, (name,))
     for level, flag in LEVELS.items():
         if level in runnable:
             continue
-        why = ("not built (CFLAGS=-DGA_MEASURE_V4 make install builds it)"
-               if cpu_has(flag) else f"not measurable here (the CPU lacks {flag})")
-        shipped = "shipped" if level in _kernel.SHIPPED_SIMD_LEVELS else "not shipped"
-        print(f"| SIMD {level}: every family: {why} | - | - | - | <= 1 | {shipped} |",
-              flush=True)
+        why = ("not built" if level not in _kernel.SIMD_LEVELS else
+               f"not measurable here (the CPU lacks {flag})")
+        print(f"| SIMD {level}: every family: {why} | - | - | - | - | - |", flush=True)
 
 
 def cases():

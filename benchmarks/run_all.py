@@ -44,11 +44,16 @@ def cpu():
 
 
 def clones():
-    """The SIMD level the C primitives run at, and the levels of the build."""
-    (level,) = set(_kernel.simd_clones().values())
-    return (f"{level} (SKLEARN_GA_SIMD pins it; built: "
-            f"{', '.join(_kernel.SIMD_LEVELS)}; shipped: "
-            f"{', '.join(_kernel.SHIPPED_SIMD_LEVELS)}; this CPU runs: "
+    """The SIMD levels the C primitives run at, and the levels of the build."""
+    running = _kernel.simd_clones()
+    levels = sorted(set(running.values()), key=_kernel.SIMD_LEVELS.index)
+    above = {level: [name for name, at in running.items() if at == level]
+             for level in levels[1:]}
+    return (f"{levels[0]}"
+            + "".join(f", {level} for {', '.join(names)}"
+                      for level, names in above.items())
+            + f" (SKLEARN_GA_SIMD pins one level; built: "
+            f"{', '.join(_kernel.SIMD_LEVELS)}; this CPU runs: "
             f"{', '.join(_kernel.simd_levels_supported())})")
 
 

@@ -10,12 +10,12 @@
 
 /* The SIMD levels of the row primitives (ga_simd.h): each primitive marked GA_SIMD
    in ga_rows.h, ga_terms.h and ga_blocks.h is compiled once per level, and the
-   module picks one level for all of them when it loads (SKLEARN_GA_SIMD, else the
-   best the CPU supports). With GCC on x86-64 Linux the levels are the baseline
-   ("default": SSE2) and AVX2 + FMA ("x86-64-v3"); elsewhere the baseline alone.
-   A level ships only where it was measured faster on a CPU that has it
-   (doc/developers/compiled_core.rst): AVX-512 (x86-64-v4) was measured slower
-   for the exponential terms on a Zen 4 and is not built. */
+   module picks each primitive's level when it loads (SKLEARN_GA_SIMD pins one for
+   all; else the best the CPU supports among those the primitive ships at). With
+   GCC on x86-64 Linux the levels are the baseline ("default": SSE2), AVX2 + FMA
+   ("x86-64-v3") and AVX-512 ("x86-64-v4"); elsewhere the baseline alone. A
+   primitive ships at a level only where it was measured faster there on a CPU
+   that has it (doc/developers/compiled_core.rst). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
     && defined(__linux__) && __GNUC__ >= 12
 #define GA_CLONES 1

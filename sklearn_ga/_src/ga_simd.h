@@ -1,9 +1,10 @@
-/* The SIMD levels of the row primitives and the one the module runs. Each primitive
+/* The SIMD levels of the row primitives and the ones the module runs. Each primitive
    of ga_rows.h, ga_terms.h and ga_blocks.h (marked GA_SIMD) is compiled once per
    level, named GA_FN(name) = name_LEVEL, and its callers call it through the table
-   ga_simd, which holds one level's versions: ga_dot(...) is ga_simd.ga_dot(...).
-   The module fills the table once, at import (ga_simd_use, from SKLEARN_GA_SIMD or
-   the best level the CPU supports), so every call of a run is at one level. A call
+   ga_simd, which holds one version of each: ga_dot(...) is ga_simd.ga_dot(...).
+   The module fills the table once, at import (ga_simd_use_one: every primitive at
+   the level SKLEARN_GA_SIMD names, else each at the best level that it ships at and
+   the CPU supports), so every call of a primitive in a run is at one level. A call
    through the table is one indirect call, as a call of a target_clones function is
    (the loader's ifunc); the loops inside each version are inlined and unrolled as
    in one build for that level alone. Every version computes the same operations in
@@ -38,11 +39,9 @@
 #undef GA_LEVEL
 #endif
 
-/* AVX-512 (x86-64-v4), built only to be measured (CFLAGS=-DGA_MEASURE_V4 make
-   install) and chosen only when pinned: not shipped until it is measured faster
-   than x86-64-v3 on a CPU that has it (doc/developers/compiled_core.rst). */
-#if GA_CLONES && defined(GA_MEASURE_V4)
-#define GA_V4 1
+/* AVX-512 (x86-64-v4): built wherever x86-64-v3 is; each primitive runs it only
+   where GA_SHIPPED_V4 lists it (or where SKLEARN_GA_SIMD pins the level). */
+#if GA_CLONES
 #define GA_LEVEL v4
 #define GA_SIMD __attribute__((target("arch=x86-64-v4"))) GA_UNFUSED
 #include "ga_rows.h"
@@ -50,8 +49,6 @@
 #include "ga_blocks.h"
 #undef GA_SIMD
 #undef GA_LEVEL
-#else
-#define GA_V4 0
 #endif
 #undef GA_FN
 
@@ -65,6 +62,9 @@
     X(ga_block_update)
 
 #define GA_FIELD(name) __typeof__(&name##_default) name;
+#define GA_INDEX(name) GA_INDEX_##name,
+enum { GA_PRIMITIVES(GA_INDEX) };
+#undef GA_INDEX
 typedef struct {
     GA_PRIMITIVES(GA_FIELD)
 } ga_primitives;
@@ -76,33 +76,27 @@ typedef struct {
 #define GA_STRING(name) #name,
 
 /* The levels of this build, from the baseline up, with the name SKLEARN_GA_SIMD
-   gives each (GCC's names of the x86-64 levels) and whether it ships (is chosen
-   when SKLEARN_GA_SIMD is unset). */
+   gives each (GCC's names of the x86-64 levels). */
 static const ga_primitives ga_simd_levels[] = {
     {GA_PRIMITIVES(GA_AT_DEFAULT)},
 #if GA_CLONES
     {GA_PRIMITIVES(GA_AT_V3)},
-#endif
-#if GA_V4
     {GA_PRIMITIVES(GA_AT_V4)},
 #endif
 };
 static const char* const ga_simd_names[] = {"default",
 #if GA_CLONES
-    "x86-64-v3",
-#endif
-#if GA_V4
-    "x86-64-v4",
+    "x86-64-v3", "x86-64-v4",
 #endif
 };
-static const int ga_simd_shipped[] = {1,
-#if GA_CLONES
-    1,
-#endif
-#if GA_V4
-    0,
-#endif
-};
+/* The primitives that run x86-64-v4 on a CPU that has it: only those whose epochs
+   were measured faster there than at x86-64-v3 (bench_dense.py's per-primitive
+   rows, on the CPU benchmarks/README.md names: pnorm's powers and the geodesic
+   sums compute more per byte of the row than the others). The others run
+   x86-64-v3: the exponential terms were measured slower at x86-64-v4, and the row
+   loops, fed by memory, no faster. */
+#define GA_SHIPPED_V4(X) X(ga_pnorm_terms) X(ga_geodesic_sums)
+
 static const char* const ga_primitive_names[] = {GA_PRIMITIVES(GA_STRING)};
 
 enum {
@@ -110,10 +104,10 @@ enum {
     GA_PRIMITIVE_COUNT = sizeof(ga_primitive_names) / sizeof(ga_primitive_names[0])
 };
 
-/* The table the callers call through (the baseline until ga_simd_use), and the
-   index of its level. */
+/* The table the callers call through (the baseline until the module chooses), and
+   the level index each primitive of it runs. */
 static ga_primitives ga_simd = {GA_PRIMITIVES(GA_AT_DEFAULT)};
-static int ga_simd_level = 0;
+static int ga_simd_chosen[GA_PRIMITIVE_COUNT];
 #undef GA_AT_DEFAULT
 #undef GA_AT_V3
 #undef GA_AT_V4
@@ -133,10 +127,31 @@ static int ga_simd_supported(int level) {
 #endif
 }
 
-/* Run every primitive at level from now on (the caller checks that the CPU has it). */
-static void ga_simd_use(int level) {
-    ga_simd = ga_simd_levels[level];
-    ga_simd_level = level;
+/* Run primitive q (an index into ga_primitive_names) at level from now on (the
+   caller checks that the CPU has it). */
+static void ga_simd_use_one(int q, int level) {
+    int index = 0;
+#define GA_USE_ONE(name)                                                          \
+    if (index++ == q)                                                             \
+        ga_simd.name = ga_simd_levels[level].name;
+    GA_PRIMITIVES(GA_USE_ONE)
+#undef GA_USE_ONE
+    ga_simd_chosen[q] = level;
+}
+
+/* The highest level primitive q ships at: x86-64-v4 where GA_SHIPPED_V4 lists
+   it, else x86-64-v3 (or the baseline, in a build without clones). */
+static int ga_simd_shipped(int q) {
+#if GA_CLONES
+    int v4 = 0;
+#define GA_IS_V4(name) v4 |= q == GA_INDEX_##name;
+    GA_SHIPPED_V4(GA_IS_V4)
+#undef GA_IS_V4
+    return v4 ? 2 : 1;
+#else
+    (void)q;
+    return 0;
+#endif
 }
 
 /* The callers' names: calls through the table. */

@@ -11,11 +11,11 @@ cdef extern from "_src/ga_simd.h":
     int GA_SIMD_COUNT
     int GA_PRIMITIVE_COUNT
     const char* const ga_simd_names[]
-    const int ga_simd_shipped[]
     const char* const ga_primitive_names[]
-    int ga_simd_level
+    const int ga_simd_chosen[]
     bint ga_simd_supported(int level) noexcept
-    void ga_simd_use(int level) noexcept
+    int ga_simd_shipped(int primitive) noexcept
+    void ga_simd_use_one(int primitive, int level) noexcept
 
 cdef extern from "_src/ga_exp_log.h":
     double ga_exp(double x) noexcept nogil
@@ -91,43 +91,47 @@ def _exp_log(const double[::1] x, bint logarithm):
 
 from os import environ as _environ
 
-# The SIMD levels of this build, from the baseline up, those that ship (chosen when
-# SKLEARN_GA_SIMD is unset; the others are built only to be measured), and the
-# primitives compiled at each (ga_simd.h; tests/test_clones.py checks them against
-# the headers).
+# The SIMD levels of this build, from the baseline up, and the primitives compiled
+# at each (ga_simd.h; tests/test_clones.py checks them against the headers), with
+# the highest level each ships at (runs when SKLEARN_GA_SIMD is unset, on a CPU
+# that has it; the levels above it are built only to be measured).
 SIMD_LEVELS = tuple(ga_simd_names[level].decode() for level in range(GA_SIMD_COUNT))
-SHIPPED_SIMD_LEVELS = tuple(name for level, name in enumerate(SIMD_LEVELS)
-                            if ga_simd_shipped[level])
 PRIMITIVES = tuple(ga_primitive_names[q].decode() for q in range(GA_PRIMITIVE_COUNT))
-# Why a level SKLEARN_GA_SIMD may name is not in a build.
-_NOT_BUILT = {"x86-64-v4": "AVX-512 is built only to be measured (CFLAGS="
-              "-DGA_MEASURE_V4), having been measured slower than x86-64-v3 for "
-              "the exponential terms on a Zen 4"}
+SHIPPED_SIMD_LEVELS = {PRIMITIVES[q]: SIMD_LEVELS[ga_simd_shipped(q)]
+                       for q in range(GA_PRIMITIVE_COUNT)}
 
 
-def _choose_simd_level(wanted):
-    """Run the primitives at the level named ``wanted`` from now on (the value of
-    the environment variable SKLEARN_GA_SIMD at import; empty: the best shipped
-    level that the CPU supports). A level that is not built, or that the CPU
-    does not run, raises ImportError: a timing pinned to a level must not run
-    another. The benchmarks call it between fits to time the levels in turn (not
-    while a fit runs: a run's calls would change level)."""
-    if not wanted:
-        level = max(q for q in range(GA_SIMD_COUNT)
-                    if ga_simd_shipped[q] and ga_simd_supported(q))
-    elif wanted in SIMD_LEVELS:
-        level = SIMD_LEVELS.index(wanted)
-        if not ga_simd_supported(level):
-            raise ImportError(f"SKLEARN_GA_SIMD={wanted!r}: this CPU does not "
-                              f"support that level; it supports "
-                              f"{', '.join(simd_levels_supported())}")
-    else:
-        reason = _NOT_BUILT.get(wanted, "unknown level")
+def _level_index(wanted):
+    """The index of the level named ``wanted``, which this CPU runs; else
+    ImportError, which says why: a timing pinned to a level must not run another."""
+    if wanted not in SIMD_LEVELS:
         raise ImportError(f"SKLEARN_GA_SIMD={wanted!r} is not a level of this "
-                          f"build: {reason}. Its levels are "
-                          f"{', '.join(SIMD_LEVELS)}; unset, the best shipped "
-                          f"level the CPU supports")
-    ga_simd_use(level)
+                          f"build. Its levels are {', '.join(SIMD_LEVELS)}; unset, "
+                          f"each primitive runs the best level it ships at that "
+                          f"the CPU supports")
+    level = SIMD_LEVELS.index(wanted)
+    if not ga_simd_supported(level):
+        raise ImportError(f"SKLEARN_GA_SIMD={wanted!r}: this CPU does not support "
+                          f"that level; it supports "
+                          f"{', '.join(simd_levels_supported())}")
+    return level
+
+
+def _choose_simd_level(wanted, primitives=PRIMITIVES):
+    """Run ``primitives`` at the level named ``wanted`` from now on (the value of
+    the environment variable SKLEARN_GA_SIMD at import; empty: each primitive at
+    the best level it ships at that the CPU supports). A level that is not built,
+    or that the CPU does not run, raises ImportError. The benchmarks call it
+    between fits to time the levels in turn (not while a fit runs: a run's calls
+    would change level)."""
+    level = _level_index(wanted) if wanted else -1
+    for name in primitives:
+        q = PRIMITIVES.index(name)
+        if wanted:
+            ga_simd_use_one(q, level)
+        else:
+            ga_simd_use_one(q, max(best for best in range(ga_simd_shipped(q) + 1)
+                                   if ga_simd_supported(best)))
 
 
 def simd_levels_supported():
@@ -138,11 +142,13 @@ def simd_levels_supported():
 
 
 def simd_clones():
-    """{primitive: the SIMD level it runs at}: the level chosen when the module was
-    imported, the same for every primitive: "x86-64-v3" (AVX2 + FMA) or "default"
-    (the baseline, the only level of a build by another compiler or for another
-    platform). ``SKLEARN_GA_SIMD=default`` (or another of ``SIMD_LEVELS``) pins it
-    before the import; ``make bench`` prints it.
+    """{primitive: the SIMD level it runs at}: chosen when the module was imported,
+    each primitive at the best level of ``SHIPPED_SIMD_LEVELS`` that the CPU runs:
+    "x86-64-v4" (AVX-512) for the primitives measured faster there,
+    "x86-64-v3" (AVX2 + FMA), or "default" (the baseline, the only level of a
+    build by another compiler or for another platform).
+    ``SKLEARN_GA_SIMD=default`` (or another of ``SIMD_LEVELS``) pins every
+    primitive to one level before the import; ``make bench`` prints the levels.
 
     Examples
     --------
@@ -150,7 +156,8 @@ def simd_clones():
     >>> set(simd_clones().values()) <= set(SIMD_LEVELS)
     True
     """
-    return dict.fromkeys(PRIMITIVES, SIMD_LEVELS[ga_simd_level])
+    return {PRIMITIVES[q]: SIMD_LEVELS[ga_simd_chosen[q]]
+            for q in range(GA_PRIMITIVE_COUNT)}
 
 
 _choose_simd_level(_environ.get("SKLEARN_GA_SIMD", "").strip())
